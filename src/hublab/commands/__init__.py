@@ -1,0 +1,1 @@
+"""CLI command modules (data, graph, evaluate, retrieve, tune)."""

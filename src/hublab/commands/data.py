@@ -1,0 +1,3 @@
+"""CLI commands: data."""
+
+from hublab.cliapp import app, data_app, graph_app  # noqa: F401

@@ -1,0 +1,3 @@
+"""CLI commands: graph."""
+
+from hublab.cliapp import app, data_app, graph_app  # noqa: F401

@@ -1,0 +1,3 @@
+"""CLI commands: retrieve."""
+
+from hublab.cliapp import app, data_app, graph_app  # noqa: F401

@@ -1,0 +1,89 @@
+"""Project settings from ``params.yaml`` and the name → file mapping for graphs and datasets.
+
+Graph and dataset names (``gv1``…``gv4``, ``gv3_orkg``, ``reduced_gv1``) are what ``--graph`` and
+``--dataset`` accept everywhere; this module is the one place that turns them into paths.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hublab.errors import InputError
+
+GRAPH_NAMES = ("gv1", "gv2", "gv3", "gv4", "gv3_orkg")
+
+
+def project_root() -> Path:
+    """The repo root: $HUBLAB_ROOT, else the nearest parent holding params.yaml, else the cwd."""
+    env = os.environ.get("HUBLAB_ROOT")
+    if env:
+        return Path(env).resolve()
+    here = Path.cwd().resolve()
+    for p in (here, *here.parents):
+        if (p / "params.yaml").exists():
+            return p
+    return here
+
+
+@lru_cache(maxsize=8)
+def _load_params(path: str) -> dict[str, Any]:
+    p = Path(path)
+    if not p.exists():
+        return {}
+    try:
+        data = yaml.safe_load(p.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise InputError(f"invalid YAML: {exc}", file=str(p)) from exc
+    if not isinstance(data, dict):
+        raise InputError("expected a mapping at top level", file=str(p))
+    return data
+
+
+@dataclass(frozen=True)
+class Settings:
+    root: Path
+    params: dict[str, Any]
+
+    def path(self, key: str) -> Path:
+        """A path from ``params.yaml: paths.<key>``, resolved against the repo root."""
+        paths = self.params.get("paths", {})
+        if key not in paths:
+            raise InputError(f"missing key 'paths.{key}'", file=str(self.root / "params.yaml"))
+        p = Path(paths[key])
+        return p if p.is_absolute() else (self.root / p)
+
+    def section(self, name: str) -> dict[str, Any]:
+        return dict(self.params.get(name, {}) or {})
+
+    # ---- names -> files ----
+    def graph_file(self, name: str) -> Path:
+        if name == self.section("snapshot").get("name", "gv3_orkg"):
+            return self.path("snapshots") / f"{name}.ttl"
+        return self.path("graphs") / f"{name}.ttl"
+
+    def dataset_file(self, name: str) -> Path:
+        return self.path("datasets") / f"{name}.jsonl"
+
+    def graph_for_dataset(self, name: str) -> str:
+        """The graph a dataset's golden triples refer to (``reduced_gv1`` → ``gv1``)."""
+        reduced = self.section("datasets").get("reduced", {})
+        if name == reduced.get("name"):
+            return str(reduced.get("graph", "gv1"))
+        return name
+
+    def index_dir(self) -> Path:
+        return self.path("indices")
+
+    def cache_dir(self) -> Path:
+        return self.path("cache")
+
+
+def settings(root: Path | None = None) -> Settings:
+    root = (root or project_root()).resolve()
+    return Settings(root, _load_params(str(root / "params.yaml")))

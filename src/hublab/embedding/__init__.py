@@ -1,0 +1,5 @@
+"""Text embedders."""
+
+from hublab.embedding.base import Embedder
+
+__all__ = ["Embedder"]

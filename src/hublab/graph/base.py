@@ -1,0 +1,104 @@
+"""The KnowledgeGraph interface every retriever depends on (never on a concrete backend)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator
+
+from hublab.graph.model import Knowledge, Triple
+
+PAPER_TYPE = "Paper"
+
+
+class KnowledgeGraph(ABC):
+    """Read access to an ORKG-style graph: entities with ids/labels/types and directed triples.
+
+    Backends: :class:`hublab.graph.rdf.RdfKnowledgeGraph` (in-memory rdflib, or any rdflib store such
+    as a remote SPARQL endpoint).
+    """
+
+    name: str = "graph"
+
+    @abstractmethod
+    def entity(self, uid: str) -> Knowledge | None:
+        """The node with this ORKG id, or None."""
+
+    @abstractmethod
+    def outgoing(self, uid: str) -> list[Triple]:
+        """Triples whose subject is ``uid`` (in stable order)."""
+
+    @abstractmethod
+    def incoming(self, uid: str) -> list[Triple]:
+        """Triples whose object is ``uid`` (in stable order)."""
+
+    @abstractmethod
+    def entities_by_type(self, type_name: str) -> list[Knowledge]:
+        """All nodes carrying this ORKG class name (e.g. ``Paper``)."""
+
+    @abstractmethod
+    def triples(self) -> Iterator[Triple]:
+        """Every triple of the graph."""
+
+    @abstractmethod
+    def entities(self) -> Iterator[Knowledge]:
+        """Every node of the graph (subjects, objects and isolated entities)."""
+
+    @abstractmethod
+    def sparql(self, query: str) -> list[dict[str, str]]:
+        """Run a SPARQL SELECT and return rows as {variable: value} dicts."""
+
+    # ---- derived helpers (backends may override for speed) ----
+    def types(self, uid: str) -> tuple[str, ...]:
+        ent = self.entity(uid)
+        return ent.types if ent else ()
+
+    def label(self, uid: str) -> str | None:
+        ent = self.entity(uid)
+        return ent.text if ent else None
+
+    def neighbours(self, uid: str) -> list[Triple]:
+        """Outgoing then incoming triples: the bidirectional view the baselines use."""
+        return self.outgoing(uid) + self.incoming(uid)
+
+    def paper_of(self, uid: str, max_hops: int = 10) -> Knowledge | None:
+        """The Paper a node belongs to, found by walking incoming edges backwards (BFS)."""
+        seen = {uid}
+        frontier = [uid]
+        for _ in range(max_hops + 1):
+            nxt: list[str] = []
+            for node in frontier:
+                ent = self.entity(node)
+                if ent is not None and PAPER_TYPE in ent.types:
+                    return ent
+                for t in self.incoming(node):
+                    if t.subject.uid not in seen:
+                        seen.add(t.subject.uid)
+                        nxt.append(t.subject.uid)
+            frontier = nxt
+            if not frontier:
+                break
+        return None
+
+    def subgraph(self, root: str, max_depth: int = 20) -> list[Triple]:
+        """All triples reachable from ``root`` following edge direction (acyclic, BFS order)."""
+        out: list[Triple] = []
+        seen = {root}
+        frontier = [root]
+        depth = 0
+        while frontier and depth < max_depth:
+            nxt: list[str] = []
+            for node in frontier:
+                for t in self.outgoing(node):
+                    out.append(t)
+                    if t.object.uid not in seen:
+                        seen.add(t.object.uid)
+                        nxt.append(t.object.uid)
+            frontier = nxt
+            depth += 1
+        return out
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self.triples())
+
+    def render_all(self, triples: Iterable[Triple]) -> list[str]:
+        return [t.render() for t in triples]

@@ -1,0 +1,73 @@
+"""The LLM interface. Retrievers call ``complete``/``complete_json``; token usage is accumulated so
+the runner can report prompt/completion tokens per question."""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class TokenUsage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+    cached_calls: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def add(self, other: TokenUsage) -> None:
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.calls += other.calls
+        self.cached_calls += other.cached_calls
+
+
+@dataclass
+class LLMResponse:
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached: bool = False
+    data: Any = None  # parsed JSON when a schema was requested
+    error: str | None = None  # set when the call failed (timeout, malformed JSON): caller degrades gracefully
+
+
+@dataclass
+class LLM(ABC):
+    """Base class. ``is_llm_free`` tells retrievers to use their deterministic non-LLM path."""
+
+    model: str = "none"
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    is_llm_free: bool = False
+
+    @abstractmethod
+    def _complete(self, prompt: str, *, json_schema: dict | None, max_tokens: int, system: str | None) -> LLMResponse:
+        """Backend call (no caching, no accounting)."""
+
+    def complete(
+        self,
+        prompt: str,
+        *,
+        json_schema: dict | None = None,
+        max_tokens: int = 512,
+        system: str | None = None,
+    ) -> LLMResponse:
+        resp = self._complete(prompt, json_schema=json_schema, max_tokens=max_tokens, system=system)
+        with self._lock:
+            self.usage.add(
+                TokenUsage(resp.prompt_tokens, resp.completion_tokens, 1, 1 if resp.cached else 0)
+            )
+        return resp
+
+    def reset_usage(self) -> TokenUsage:
+        """Return the usage so far and start counting from zero (called per question by the runner)."""
+        with self._lock:
+            u, self.usage = self.usage, TokenUsage()
+        return u

@@ -1,0 +1,56 @@
+"""The VectorStore interface (Milvus Lite by default, a Milvus server by URI)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass
+class SearchHit:
+    id: int
+    score: float  # higher is more similar (cosine similarity for COSINE)
+    fields: dict[str, Any]
+
+
+class VectorStore(ABC):
+    @abstractmethod
+    def ensure_collection(self, name: str, dim: int, metric: str = "COSINE") -> None:
+        """Create the collection if missing (fields are dynamic: any scalar metadata may be stored)."""
+
+    @abstractmethod
+    def has_collection(self, name: str) -> bool: ...
+
+    @abstractmethod
+    def drop_collection(self, name: str) -> None: ...
+
+    @abstractmethod
+    def insert(self, name: str, vectors: np.ndarray, rows: list[dict[str, Any]]) -> None:
+        """Insert vectors with metadata rows; ids are assigned by the store."""
+
+    @abstractmethod
+    def search(
+        self,
+        name: str,
+        vectors: np.ndarray,
+        k: int,
+        *,
+        filter: str = "",
+        output_fields: list[str] | None = None,
+    ) -> list[list[SearchHit]]:
+        """One hit list per query vector, best first. ``filter`` is a Milvus boolean expression."""
+
+    @abstractmethod
+    def query(self, name: str, *, filter: str, output_fields: list[str] | None = None, limit: int = 16384) -> list[dict[str, Any]]: ...
+
+    @abstractmethod
+    def delete(self, name: str, *, filter: str) -> None: ...
+
+    @abstractmethod
+    def count(self, name: str) -> int: ...
+
+    def close(self) -> None:  # pragma: no cover - optional
+        pass
