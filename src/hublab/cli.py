@@ -1,21 +1,22 @@
-"""``hublab`` command line. Commands live in :mod:`hublab.commands` (one module per area) and import
-heavy libraries lazily so ``hublab --help`` stays fast."""
+"""``hublab`` command line. Each module in :mod:`hublab.commands` attaches its commands to the typer
+apps in :mod:`hublab.cliapp`; modules import heavy libraries lazily so ``hublab --help`` stays fast."""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import sys
 
 from hublab.env import apply_offline_defaults
 
 apply_offline_defaults()
 
+import hublab.commands as _commands  # noqa: E402
 from hublab.cliapp import app  # noqa: E402
-from hublab.commands import data as _data  # noqa: E402,F401
-from hublab.commands import evaluate as _evaluate  # noqa: E402,F401
-from hublab.commands import graph as _graph  # noqa: E402,F401
-from hublab.commands import retrieve as _retrieve  # noqa: E402,F401
-from hublab.commands import tune as _tune  # noqa: E402,F401
 from hublab.errors import HubLabError  # noqa: E402
+
+for _mod in sorted(m.name for m in pkgutil.iter_modules(_commands.__path__)):
+    importlib.import_module(f"hublab.commands.{_mod}")
 
 
 def main() -> None:

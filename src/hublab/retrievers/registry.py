@@ -19,7 +19,7 @@ _MODULES = {
     "difar": "hublab.retrievers.difar",
     "bm25": "hublab.retrievers.lexical",
     "hybrid": "hublab.retrievers.lexical",
-    "vss": "hublab.retrievers.simple",
+    "vss": "hublab.retrievers.vss",
     "fidelis": "hublab.retrievers.fidelis",
     "mindmap": "hublab.retrievers.mindmap",
     "tog": "hublab.retrievers.tog",

@@ -1,3 +1,0 @@
-"""CLI commands: retrieve."""
-
-from hublab.cliapp import app, data_app, graph_app  # noqa: F401

@@ -1,3 +1,0 @@
-"""CLI commands: tune."""
-
-from hublab.cliapp import app, data_app, graph_app  # noqa: F401

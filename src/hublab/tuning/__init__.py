@@ -1,0 +1,1 @@
+"""Parameter studies with Optuna: the thesis's OFAT selection (Ch. 9), TPE and NSGA-II extensions."""
