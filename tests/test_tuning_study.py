@@ -1,0 +1,101 @@
+"""Optuna study driver with a deterministic evaluator (a closed-form function of the config), so the
+OFAT bookkeeping, resume, pruning and Pareto logic are checked exactly."""
+
+from __future__ import annotations
+
+import optuna
+import pytest
+
+from hublab.tuning.space import space_from_pipeline
+from hublab.tuning.study import StudySpec, TrialRequest, run_study
+
+BASE = {"llm": {"backend": "none"},
+        "retriever": {"type": "hublink", "params": {"alpha": 5, "hubs": 10, "filter": True}}}
+SPACE = space_from_pipeline({
+    "retriever.params.alpha": [0, 3, 9],
+    "retriever.params.hubs": [10, 20, 30],
+    "retriever.params.filter": [True, False],
+})
+
+
+def score(cfg) -> dict[str, float]:
+    p = cfg["retriever"]["params"]
+    recall = 0.5 - abs(p["alpha"] - 5) * 0.02 + (p["hubs"] - 10) * 0.003 + (0.1 if not p["filter"] else 0)
+    hits = 0.4 - abs(p["alpha"] - 5) * 0.01 - (0.2 if not p["filter"] else 0)
+    return {"recall_triples": recall, "hit@10_triples": hits, "runtime": p["hubs"] * 0.1}
+
+
+class Counting:
+    def __init__(self, fail_on: str | None = None):
+        self.calls: list[str] = []
+        self.fail_on = fail_on
+
+    def __call__(self, req: TrialRequest) -> dict[str, float]:
+        if req.name == self.fail_on:
+            self.fail_on = None
+            raise RuntimeError("simulated crash")
+        self.calls.append(req.name)
+        return score(req.config)
+
+
+def test_ofat_runs_exact_list_and_picks_by_recall_then_hits(tmp_path):
+    ev = Counting()
+    spec = StudySpec("ofat", "ofat", storage=f"sqlite:///{tmp_path}/o.db")
+    res = run_study(spec, BASE, SPACE, ev)
+    assert ev.calls == ["base", "retriever.params.alpha=0", "retriever.params.alpha=3", "retriever.params.alpha=9",
+                        "retriever.params.hubs=20", "retriever.params.hubs=30", "retriever.params.filter=false"]
+    assert res.chosen == {"retriever.params.alpha": 5, "retriever.params.hubs": 30, "retriever.params.filter": False}
+    row = next(r for r in res.table if r.factor == "hubs" and r.value == 30)
+    assert row.recall == pytest.approx(0.56) and row.delta_recall_pct == pytest.approx(12.0)
+
+
+def test_ofat_resume_skips_finished_trials(tmp_path):
+    storage = f"sqlite:///{tmp_path}/o.db"
+    ev = Counting(fail_on="retriever.params.hubs=20")
+    with pytest.raises(RuntimeError):
+        run_study(StudySpec("s", "ofat", storage=storage), BASE, SPACE, ev)
+    first = list(ev.calls)
+    assert first == ["base", "retriever.params.alpha=0", "retriever.params.alpha=3", "retriever.params.alpha=9"]
+    res = run_study(StudySpec("s", "ofat", storage=storage), BASE, SPACE, ev)
+    # only the unfinished trials run (the crashed one is re-queued behind those still waiting)
+    assert sorted(ev.calls[len(first):]) == ["retriever.params.filter=false", "retriever.params.hubs=20",
+                                             "retriever.params.hubs=30"]
+    assert res.chosen["retriever.params.hubs"] == 30
+    # a third call finds everything done and evaluates nothing
+    run_study(StudySpec("s", "ofat", storage=storage), BASE, SPACE, ev)
+    assert len(ev.calls) == 7
+
+
+def test_tpe_prunes_on_partial_results(tmp_path):
+    def ev(req: TrialRequest) -> dict[str, float]:
+        final = score(req.config)["recall_triples"]
+        for step in range(1, 4):
+            if req.report is not None and req.report(step, final * step / 3):
+                return {"_pruned": 1.0}
+        return score(req.config)
+
+    res = run_study(StudySpec("t", "tpe", storage=f"sqlite:///{tmp_path}/t.db", n_trials=15, seed=1),
+                    BASE, SPACE, ev)
+    states = [t.state for t in res.study.get_trials()]
+    assert states.count(optuna.trial.TrialState.COMPLETE) >= 3
+    assert optuna.trial.TrialState.PRUNED in states
+    assert res.best is not None and res.best["metrics"]["recall_triples"] == max(
+        t.value for t in res.study.get_trials() if t.state == optuna.trial.TrialState.COMPLETE)
+
+
+def test_nsga2_pareto_front_is_non_dominated(tmp_path):
+    spec = StudySpec("n", "nsga2", storage=f"sqlite:///{tmp_path}/n.db", n_trials=16,
+                     objectives=["recall_triples", "runtime"], seed=0)
+    res = run_study(spec, BASE, SPACE, lambda req: score(req.config))
+    assert res.pareto
+    pts = [tuple(p["values"]) for p in res.pareto]
+    for r, t in pts:
+        assert not any((r2 >= r and t2 <= t) and (r2, t2) != (r, t) for r2, t2 in pts)
+
+
+def test_nsga2_needs_two_objectives(tmp_path):
+    from hublab.errors import InputError
+
+    with pytest.raises(InputError):
+        run_study(StudySpec("x", "nsga2", storage=f"sqlite:///{tmp_path}/x.db", n_trials=2), BASE, SPACE,
+                  lambda r: score(r.config))
