@@ -44,7 +44,9 @@ class VectorStore(ABC):
         """One hit list per query vector, best first. ``filter`` is a Milvus boolean expression."""
 
     @abstractmethod
-    def query(self, name: str, *, filter: str, output_fields: list[str] | None = None, limit: int = 16384) -> list[dict[str, Any]]: ...
+    def query(
+        self, name: str, *, filter: str, output_fields: list[str] | None = None, limit: int = 16384
+    ) -> list[dict[str, Any]]: ...
 
     @abstractmethod
     def delete(self, name: str, *, filter: str) -> None: ...
@@ -52,5 +54,5 @@ class VectorStore(ABC):
     @abstractmethod
     def count(self, name: str) -> int: ...
 
-    def close(self) -> None:  # pragma: no cover - optional
-        pass
+    def close(self) -> None:  # noqa: B027 - optional hook, most stores need nothing
+        return None

@@ -1,0 +1,58 @@
+"""Disk cache for embeddings keyed by sha256(model, text): unique texts are embedded once, and
+re-indexing an unchanged graph costs no model calls."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from hublab.embedding.base import Embedder
+
+
+class CachedEmbedder(Embedder):
+    def __init__(self, inner: Embedder, cache_dir: str | Path) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dim = inner.dim
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in inner.name)
+        path = Path(cache_dir) / "embeddings" / f"{safe}-{inner.dim}.sqlite"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(path), check_same_thread=False, timeout=60)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, vec BLOB)")
+        self._lock = threading.Lock()
+        self.model_calls = 0  # number of texts actually sent to the model (for tests and stats)
+
+    def _key(self, text: str) -> str:
+        return hashlib.sha256(f"{self.name}\x00{text}".encode()).hexdigest()
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        keys = [self._key(t) for t in texts]
+        unique = list(dict.fromkeys(keys))
+        found: dict[str, np.ndarray] = {}
+        with self._lock:
+            for i in range(0, len(unique), 900):
+                chunk = unique[i : i + 900]
+                q = f"SELECT key, vec FROM emb WHERE key IN ({','.join('?' * len(chunk))})"
+                for k, blob in self._db.execute(q, chunk):
+                    found[k] = np.frombuffer(blob, dtype=np.float32)
+        missing_keys = [k for k in unique if k not in found]
+        if missing_keys:
+            text_of = dict(zip(keys, texts, strict=True))
+            vecs = self.inner.embed([text_of[k] for k in missing_keys])
+            self.model_calls += len(missing_keys)
+            with self._lock:
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO emb (key, vec) VALUES (?, ?)",
+                    [(k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in zip(missing_keys, vecs, strict=True)],
+                )
+                self._db.commit()
+            for k, v in zip(missing_keys, vecs, strict=True):
+                found[k] = np.asarray(v, dtype=np.float32)
+        return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)

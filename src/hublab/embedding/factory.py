@@ -1,0 +1,33 @@
+"""Build an embedder from the ``embedder`` section of a pipeline config."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hublab.embedding.base import Embedder
+from hublab.errors import InputError
+
+_KEYS = {"model", "device", "batch_size", "cache", "backend"}
+
+
+def build_embedder(cfg: dict[str, Any] | None = None, cache_dir: Path | None = None) -> Embedder:
+    cfg = dict(cfg or {})
+    unknown = set(cfg) - _KEYS
+    if unknown:
+        raise InputError(f"unknown embedder keys {sorted(unknown)}; expected {sorted(_KEYS)}", field="embedder")
+    backend = cfg.get("backend", "sentence-transformers")
+    if backend not in ("sentence-transformers", "st"):
+        raise InputError(f"unsupported embedder backend {backend!r} (offline: sentence-transformers)",
+                         field="embedder.backend")
+    from hublab.embedding.sentence_transformer import SentenceTransformerEmbedder
+
+    emb: Embedder = SentenceTransformerEmbedder(
+        cfg.get("model") or "all-MiniLM-L6-v2", device=cfg.get("device", "auto"),
+        batch_size=int(cfg.get("batch_size", 64)),
+    )
+    if cfg.get("cache", True) and cache_dir is not None:
+        from hublab.embedding.cache import CachedEmbedder
+
+        emb = CachedEmbedder(emb, cache_dir)
+    return emb

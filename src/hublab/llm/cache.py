@@ -1,0 +1,58 @@
+"""Completion cache keyed by sha256(model, system, prompt, schema, max_tokens, temperature): reruns of
+the same pipeline cost no LLM calls. Cached responses keep their original token counts and say
+``cached=True`` (the runner reports both)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hublab.llm.base import LLM, LLMResponse
+
+
+@dataclass
+class CachedLLM(LLM):
+    inner: LLM | None = None
+    path: str = ".cache/llm/cache.sqlite"
+    _db: Any = field(default=None, repr=False)
+    _dblock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __post_init__(self) -> None:
+        assert self.inner is not None
+        self.model = self.inner.model
+        self.is_llm_free = self.inner.is_llm_free
+        Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=60)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS llm (key TEXT PRIMARY KEY, resp TEXT)")
+
+    def _key(self, prompt, json_schema, max_tokens, system) -> str:
+        inner = self.inner
+        ident = {
+            "backend": type(inner).__name__, "model": inner.model, "base_url": getattr(inner, "base_url", None),
+            "temperature": getattr(inner, "temperature", None), "system": system, "prompt": prompt,
+            "schema": json_schema, "max_tokens": max_tokens,
+        }
+        return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()
+
+    def _complete(self, prompt, *, json_schema, max_tokens, system) -> LLMResponse:
+        key = self._key(prompt, json_schema, max_tokens, system)
+        with self._dblock:
+            row = self._db.execute("SELECT resp FROM llm WHERE key = ?", (key,)).fetchone()
+        if row:
+            d = json.loads(row[0])
+            return LLMResponse(text=d["text"], prompt_tokens=d["pt"], completion_tokens=d["ct"], cached=True,
+                               data=d.get("data"))
+        resp = self.inner._complete(prompt, json_schema=json_schema, max_tokens=max_tokens, system=system)
+        if resp.error is None:  # never cache failures: a retry later may succeed
+            blob = json.dumps({"text": resp.text, "pt": resp.prompt_tokens, "ct": resp.completion_tokens,
+                               "data": resp.data})
+            with self._dblock:
+                self._db.execute("INSERT OR REPLACE INTO llm (key, resp) VALUES (?, ?)", (key, blob))
+                self._db.commit()
+        return resp

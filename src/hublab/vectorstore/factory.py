@@ -1,0 +1,26 @@
+"""Build a vector store from the ``vector_store`` section of a pipeline config."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hublab.errors import InputError
+from hublab.vectorstore.base import VectorStore
+
+_KEYS = {"uri", "token_env", "backend"}
+
+
+def build_vector_store(cfg: dict[str, Any] | None, default_path: Path) -> VectorStore:
+    """``uri: null`` → a Milvus Lite file at ``default_path``; ``uri: http://host:19530`` → a server."""
+    cfg = dict(cfg or {})
+    unknown = set(cfg) - _KEYS
+    if unknown:
+        raise InputError(f"unknown vector_store keys {sorted(unknown)}; expected {sorted(_KEYS)}",
+                         field="vector_store")
+    if cfg.get("backend", "milvus") != "milvus":
+        raise InputError("only the 'milvus' backend is supported", field="vector_store.backend")
+    from hublab.vectorstore.milvus import MilvusVectorStore, token_from_env
+
+    uri = cfg.get("uri") or str(default_path)
+    return MilvusVectorStore(uri, token=token_from_env(cfg.get("token_env")))

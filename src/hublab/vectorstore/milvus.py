@@ -1,0 +1,133 @@
+"""Milvus vector store through pymilvus ``MilvusClient``: a Milvus Lite ``.db`` file by default, or a
+Milvus server/cluster by URI — the same code path for both.
+
+Milvus Lite gotchas handled here: ``flush()`` after inserts (searches before it are ~6x slower),
+``load_collection()`` before the first search in a process, and one process per ``.db`` file.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hublab.errors import HubLabError
+from hublab.vectorstore.base import SearchHit, VectorStore
+
+# Scores that Milvus returns as distances (smaller = closer) are negated so higher is always better.
+_DISTANCE_METRICS = {"L2"}
+_CLIENTS: dict[str, Any] = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
+def _client(uri: str, token: str | None):
+    """One MilvusClient per URI per process (Milvus Lite allows one process per file anyway)."""
+    with _CLIENTS_LOCK:
+        if uri not in _CLIENTS:
+            from pymilvus import MilvusClient
+
+            try:
+                _CLIENTS[uri] = MilvusClient(uri=uri, token=token or "")
+            except Exception as exc:  # pymilvus raises its own exception types
+                hint = ""
+                if uri.endswith(".db"):
+                    hint = (" (a Milvus Lite file can be opened by one process at a time:"
+                            " is another hublab process using it?)")
+                raise HubLabError(f"cannot open Milvus at {uri}: {exc}{hint}") from exc
+        return _CLIENTS[uri]
+
+
+class MilvusVectorStore(VectorStore):
+    def __init__(self, uri: str, *, token: str | None = None) -> None:
+        if uri.endswith(".db"):
+            Path(uri).parent.mkdir(parents=True, exist_ok=True)
+        self.uri = uri
+        self.client = _client(uri, token)
+        self._loaded: set[str] = set()
+        self._metric: dict[str, str] = {}
+
+    def ensure_collection(self, name: str, dim: int, metric: str = "COSINE") -> None:
+        metric = metric.upper()
+        if not self.client.has_collection(name):
+            self.client.create_collection(name, dimension=dim, metric_type=metric, auto_id=True,
+                                          enable_dynamic_field=True)
+        self._metric[name] = metric
+
+    def has_collection(self, name: str) -> bool:
+        return bool(self.client.has_collection(name))
+
+    def drop_collection(self, name: str) -> None:
+        if self.client.has_collection(name):
+            self.client.drop_collection(name)
+        self._loaded.discard(name)
+
+    def insert(self, name: str, vectors: np.ndarray, rows: list[dict[str, Any]]) -> None:
+        if len(rows) != len(vectors):
+            raise ValueError("vectors and rows differ in length")
+        batch = 2000
+        for i in range(0, len(rows), batch):
+            data = [dict(r, vector=np.asarray(v, dtype=np.float32).tolist())
+                    for r, v in zip(rows[i : i + batch], vectors[i : i + batch], strict=True)]
+            self.client.insert(name, data)
+        self.client.flush(name)
+
+    def _ensure_loaded(self, name: str) -> None:
+        if name not in self._loaded:
+            self.client.load_collection(name)
+            self._loaded.add(name)
+
+    def _metric_of(self, name: str) -> str:
+        if name not in self._metric:
+            try:
+                desc = self.client.describe_index(name, "vector")
+                self._metric[name] = str(desc.get("metric_type", "COSINE")).upper()
+            except Exception:  # older servers / no index description
+                self._metric[name] = "COSINE"
+        return self._metric[name]
+
+    def search(self, name, vectors, k, *, filter="", output_fields=None) -> list[list[SearchHit]]:
+        if k <= 0 or len(vectors) == 0:
+            return [[] for _ in range(len(vectors))]
+        self._ensure_loaded(name)
+        res = self.client.search(
+            name, data=[np.asarray(v, dtype=np.float32).tolist() for v in vectors], filter=filter or "",
+            limit=int(k), output_fields=output_fields or ["*"],
+        )
+        sign = -1.0 if self._metric_of(name) in _DISTANCE_METRICS else 1.0
+        out = []
+        for hits in res:
+            row = []
+            for h in hits:
+                fields = dict(h.get("entity", {}))
+                fields.pop("vector", None)
+                row.append(SearchHit(int(h["id"]), sign * float(h["distance"]), fields))
+            out.append(row)
+        return out
+
+    def query(self, name, *, filter, output_fields=None, limit=16384) -> list[dict[str, Any]]:
+        self._ensure_loaded(name)
+        rows = self.client.query(name, filter=filter, output_fields=output_fields or ["*"], limit=limit)
+        return [{k: v for k, v in r.items() if k != "vector"} for r in rows]
+
+    def delete(self, name, *, filter) -> None:
+        self.client.delete(name, filter=filter)
+        self.client.flush(name)
+
+    def count(self, name: str) -> int:
+        self._ensure_loaded(name)
+        res = self.client.query(name, filter="", output_fields=["count(*)"])
+        return int(res[0]["count(*)"]) if res else 0
+
+    def close(self) -> None:
+        pass
+
+
+def default_uri(default_path: Path) -> str:
+    return str(default_path)
+
+
+def token_from_env(env_name: str | None) -> str | None:
+    return os.environ.get(env_name) if env_name else None
