@@ -1,0 +1,143 @@
+"""Pipeline configuration (``pipelines/*.yaml``; schema in docs/pipeline-config.md).
+
+Kept as plain dataclasses over dicts so Optuna/OFAT can override any dotted path and the runner can
+hash and flatten it for MLflow. Unknown keys are errors naming the file and key path.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hublab.errors import InputError
+
+_TOP_KEYS = {"name", "description", "retriever", "llm", "embedder", "vector_store", "pre_retrieval",
+             "post_retrieval", "generation", "evaluation", "search_space"}
+_PIPE_KEYS = {
+    "pre_retrieval": {"enabled", "technique", "llm"},
+    "post_retrieval": {"enabled", "technique", "llm", "top_k"},
+    "generation": {"enabled", "llm"},
+}
+_EVAL_KEYS = {"k", "generation_metrics", "bertscore_model", "bertscore_layers", "judge_llm", "ragas_llm"}
+# Keys never sent to MLflow or hashed as secrets: we only ever store env var *names*.
+SECRET_HINTS = ("api_key", "token", "password", "secret")
+
+
+@dataclass
+class PipelineConfig:
+    name: str
+    retriever_type: str
+    retriever_params: dict[str, Any] = field(default_factory=dict)
+    llm: dict[str, Any] = field(default_factory=lambda: {"backend": "none"})
+    embedder: dict[str, Any] = field(default_factory=dict)
+    vector_store: dict[str, Any] = field(default_factory=dict)
+    pre_retrieval: dict[str, Any] = field(default_factory=lambda: {"enabled": False})
+    post_retrieval: dict[str, Any] = field(default_factory=lambda: {"enabled": False})
+    generation: dict[str, Any] = field(default_factory=lambda: {"enabled": False})
+    evaluation: dict[str, Any] = field(default_factory=lambda: {"k": 10, "generation_metrics": []})
+    search_space: dict[str, Any] = field(default_factory=dict)
+    description: str = ""
+    source: str | None = None
+
+    # ---- construction ----
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], *, source: str = "<config>") -> PipelineConfig:
+        if not isinstance(data, dict):
+            raise InputError("expected a mapping at top level", file=source)
+        unknown = set(data) - _TOP_KEYS
+        if unknown:
+            raise InputError(f"unknown keys {sorted(unknown)}; expected some of {sorted(_TOP_KEYS)}", file=source)
+        retr = data.get("retriever")
+        if not isinstance(retr, dict) or not isinstance(retr.get("type"), str):
+            raise InputError("expected {type: <retriever name>, params: {...}}", file=source, field="retriever")
+        extra = set(retr) - {"type", "params"}
+        if extra:
+            raise InputError(f"unknown keys {sorted(extra)}", file=source, field="retriever")
+        params = retr.get("params") or {}
+        if not isinstance(params, dict):
+            raise InputError("expected a mapping", file=source, field="retriever.params")
+        sections: dict[str, dict[str, Any]] = {}
+        for key in ("llm", "embedder", "vector_store", "pre_retrieval", "post_retrieval", "generation",
+                    "evaluation", "search_space"):
+            val = data.get(key)
+            if val is None:
+                continue
+            if not isinstance(val, dict):
+                raise InputError("expected a mapping", file=source, field=key)
+            allowed = _PIPE_KEYS.get(key) or (_EVAL_KEYS if key == "evaluation" else None)
+            if allowed is not None and set(val) - allowed:
+                raise InputError(f"unknown keys {sorted(set(val) - allowed)}; expected {sorted(allowed)}",
+                                 file=source, field=key)
+            for k in val:
+                if any(h in str(k).lower() for h in SECRET_HINTS) and not str(k).endswith("_env"):
+                    raise InputError("secrets must not be in config files; name an environment variable "
+                                     f"instead (e.g. {k}_env: MY_VAR)", file=source, field=f"{key}.{k}")
+            sections[key] = copy.deepcopy(val)
+        cfg = cls(name=str(data.get("name") or Path(source).stem), retriever_type=retr["type"],
+                  retriever_params=copy.deepcopy(params), description=str(data.get("description", "")),
+                  source=source)
+        for key, val in sections.items():
+            if key in ("pre_retrieval", "post_retrieval", "generation", "evaluation"):
+                merged = dict(getattr(cfg, key))
+                merged.update(val)
+                setattr(cfg, key, merged)
+            else:
+                setattr(cfg, key, val)
+        return cfg
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "retriever": {"type": self.retriever_type, "params": copy.deepcopy(self.retriever_params)},
+            "llm": copy.deepcopy(self.llm),
+            "embedder": copy.deepcopy(self.embedder),
+            "vector_store": copy.deepcopy(self.vector_store),
+            "pre_retrieval": copy.deepcopy(self.pre_retrieval),
+            "post_retrieval": copy.deepcopy(self.post_retrieval),
+            "generation": copy.deepcopy(self.generation),
+            "evaluation": copy.deepcopy(self.evaluation),
+        }
+
+    # ---- identity ----
+    def config_hash(self, *extra: Any) -> str:
+        """Content hash of everything that changes results (name and search space excluded)."""
+        d = self.to_dict()
+        d.pop("name")
+        blob = json.dumps([d, *extra], sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def pipe_llm(self, pipe: str) -> dict[str, Any]:
+        """The LLM config of a pipe: its own ``llm`` or the pipeline's top-level one."""
+        own = getattr(self, pipe, {}).get("llm")
+        return copy.deepcopy(own) if own else copy.deepcopy(self.llm)
+
+
+def load_pipeline(path: str | Path) -> PipelineConfig:
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except FileNotFoundError as exc:
+        raise InputError("pipeline file not found", file=str(path)) from exc
+    except yaml.YAMLError as exc:
+        raise InputError(f"invalid YAML: {exc}", file=str(path)) from exc
+    return PipelineConfig.from_dict(data, source=str(path))
+
+
+def flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested dict → {"a.b.c": value} (lists JSON-encoded), for MLflow params."""
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out.update(flatten(v, key + "."))
+        elif isinstance(v, list | tuple):
+            out[key] = json.dumps(v, default=str)
+        else:
+            out[key] = v
+    return out

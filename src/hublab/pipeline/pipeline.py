@@ -1,0 +1,123 @@
+"""One question through the pipeline (thesis §7.1.3): pre-retrieval → retrieval → post-retrieval →
+generation. Optional pipes are skipped when disabled or when their LLM is the LLM-free backend;
+an LLM failure in a pipe keeps the previous stage's output and is recorded, never raised."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from hublab.llm.base import LLM, TokenUsage
+from hublab.pipeline import prompts
+from hublab.pipeline.config import PipelineConfig
+from hublab.retrievers.base import Context, RetrievalResult, Retriever
+
+
+@dataclass
+class PipelineOutput:
+    question: str
+    retrieval_question: str
+    contexts: list[Context]
+    answer: str
+    reason: str | None = None
+    sources: list[dict[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    runtime_s: float = 0.0
+    usage: TokenUsage = field(default_factory=TokenUsage)
+
+    @property
+    def context_strings(self) -> list[str]:
+        return [c.text for c in self.contexts]
+
+
+def extractive_answer(contexts: list[Context], limit: int = 5) -> str:
+    """LLM-free answer: the top triples, verbalised. Honest about being extractive."""
+    if not contexts:
+        return "No relevant information was found in the knowledge graph."
+    lines = []
+    for c in contexts[:limit]:
+        t = c.triple
+        lines.append(f"{t.subject.text} — {t.predicate}: {t.object.text}" if t else c.text)
+    return "Relevant facts from the knowledge graph:\n" + "\n".join(f"- {line}" for line in lines)
+
+
+class Pipeline:
+    def __init__(self, cfg: PipelineConfig, retriever: Retriever, *, pipe_llms: dict[str, LLM | None]) -> None:
+        self.cfg = cfg
+        self.retriever = retriever
+        self.llms = pipe_llms
+
+    def _active(self, pipe: str) -> LLM | None:
+        if not getattr(self.cfg, pipe, {}).get("enabled"):
+            return None
+        llm = self.llms.get(pipe)
+        return None if llm is None or llm.is_llm_free else llm
+
+    def all_llms(self) -> list[LLM]:
+        seen: dict[int, LLM] = {}
+        for llm in [*self.llms.values(), self.retriever.resources.llm]:
+            if llm is not None:
+                seen[id(llm)] = llm
+        return list(seen.values())
+
+    def run(self, question: str, topic_entity_id: str | None = None,
+            topic_entity_value: str | None = None) -> PipelineOutput:
+        t0 = time.perf_counter()
+        notes: list[str] = []
+        q = question
+        llm = self._active("pre_retrieval")
+        if llm is not None:
+            r = llm.complete(prompts.AUGMENT.format(question=question), json_schema=prompts.AUGMENT_SCHEMA,
+                             max_tokens=256)
+            if r.error is None and isinstance(r.data, dict) and str(r.data.get("question", "")).strip():
+                q = str(r.data["question"]).strip()
+            else:
+                notes.append(f"augmentation skipped: {r.error}")
+        try:
+            res: RetrievalResult = self.retriever.retrieve(q, topic_entity_id, topic_entity_value)
+        except Exception as exc:  # a retriever bug on one question must not end the run
+            res = RetrievalResult(reason=f"retriever error: {type(exc).__name__}: {exc}")
+        contexts = list(res.contexts)
+        llm = self._active("post_retrieval")
+        if llm is not None and contexts:
+            contexts = self._rerank(llm, q, contexts, notes)
+        answer = res.answer or ""
+        llm = self._active("generation")
+        if llm is not None:
+            listing = "\n".join(c.text for c in contexts[:150])
+            r = llm.complete(prompts.GENERATE.format(question=question, contexts=listing), max_tokens=512)
+            if r.error is None and r.text.strip():
+                answer = r.text.strip()
+            else:
+                notes.append(f"generation failed: {r.error}")
+        if not answer:
+            answer = extractive_answer(contexts)
+        return PipelineOutput(question, q, contexts, answer, res.reason, res.sources, notes,
+                              time.perf_counter() - t0)
+
+    def _rerank(self, llm: LLM, q: str, contexts: list[Context], notes: list[str]) -> list[Context]:
+        top_k = self.cfg.post_retrieval.get("top_k") or len(contexts)
+        listing = "\n".join(f"{i}: {c.text}" for i, c in enumerate(contexts[:top_k]))
+        r = llm.complete(prompts.RERANK.format(question=q, contexts=listing), json_schema=prompts.RERANK_SCHEMA,
+                         max_tokens=512)
+        if r.error is not None or not isinstance(r.data, dict):
+            notes.append(f"rerank skipped: {r.error}")
+            return contexts
+        order: list[int] = []
+        for i in r.data.get("ids", []):
+            if isinstance(i, int) and 0 <= i < min(top_k, len(contexts)) and i not in order:
+                order.append(i)
+        rest = [i for i in range(len(contexts)) if i not in order]
+        return [contexts[i] for i in order + rest]
+
+
+def build_pipeline(cfg: PipelineConfig, graph_name: str, settings: Any = None) -> Pipeline:
+    from hublab.pipeline.resources import build_resources, pipe_llm
+    from hublab.retrievers.registry import build_retriever
+
+    resources = build_resources(cfg, graph_name, settings=settings)
+    retriever = build_retriever(cfg.retriever_type, resources, cfg.retriever_params)
+    llms = {p: (pipe_llm(cfg, p, settings) if getattr(cfg, p).get("enabled") else None)
+            for p in ("pre_retrieval", "post_retrieval", "generation")}
+    return Pipeline(cfg, retriever, pipe_llms=llms)

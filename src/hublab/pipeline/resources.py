@@ -1,0 +1,88 @@
+"""Build the resources a retriever needs (graph, embedder, LLM, vector store) for a pipeline + graph.
+
+Loaded objects are cached per process, keyed by their config, so tuning trials and repeated runs share
+one graph, one embedding model (on GPU when present) and one Milvus client.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from typing import Any
+
+from hublab.config import Settings
+from hublab.config import settings as load_settings
+from hublab.errors import InputError
+from hublab.graph.rdf import RdfKnowledgeGraph
+from hublab.pipeline.config import PipelineConfig
+from hublab.retrievers.base import Resources
+
+_CACHE: dict[str, Any] = {}
+_LOCK = threading.RLock()
+
+
+def _key(kind: str, *parts: Any) -> str:
+    return kind + ":" + json.dumps(parts, sort_keys=True, default=str)
+
+
+def load_graph(name: str, st: Settings | None = None) -> RdfKnowledgeGraph:
+    st = st or load_settings()
+    path = st.graph_file(name)
+    with _LOCK:
+        key = _key("graph", str(path), path.stat().st_mtime if path.exists() else None)
+        if key not in _CACHE:
+            if not path.exists():
+                raise InputError(f"graph {name!r} not built yet (run `dvc repro` or `hublab data graphs` / "
+                                 "`hublab data snapshot`)", file=str(path))
+            _CACHE[key] = RdfKnowledgeGraph.load(path, name=name)
+        return _CACHE[key]
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_]", "_", text)
+
+
+def build_resources(cfg: PipelineConfig, graph_name: str, *, settings: Settings | None = None,
+                    need_llm: bool = True) -> Resources:
+    st = settings or load_settings()
+    graph = load_graph(graph_name, st)
+    cache_dir = st.cache_dir()
+    with _LOCK:
+        ekey = _key("emb", cfg.embedder, str(cache_dir))
+        if ekey not in _CACHE:
+            from hublab.embedding.factory import build_embedder
+
+            _CACHE[ekey] = build_embedder(cfg.embedder, cache_dir=cache_dir)
+        embedder = _CACHE[ekey]
+        llm = None
+        if need_llm:
+            lkey = _key("llm", cfg.llm, str(cache_dir))
+            if lkey not in _CACHE:
+                from hublab.llm.factory import build_llm
+
+                _CACHE[lkey] = build_llm(cfg.llm, cache_dir=cache_dir)
+            llm = _CACHE[lkey]
+        db_path = st.index_dir() / f"{_slug(graph_name)}__{_slug(cfg.retriever_type)}.db"
+        vkey = _key("vs", cfg.vector_store, str(db_path))
+        if vkey not in _CACHE:
+            from hublab.vectorstore.factory import build_vector_store
+
+            _CACHE[vkey] = build_vector_store(cfg.vector_store, db_path)
+        store = _CACHE[vkey]
+    index_name = _slug(f"{cfg.retriever_type}_{graph_name}_{embedder.name}").lower()
+    return Resources(graph=graph, embedder=embedder, llm=llm, vector_store=store, index_name=index_name,
+                     cache_dir=str(cache_dir))
+
+
+def pipe_llm(cfg: PipelineConfig, pipe: str, settings: Settings | None = None):
+    """The (cached) LLM object for a pipe that may override the pipeline's LLM."""
+    st = settings or load_settings()
+    llm_cfg = cfg.pipe_llm(pipe)
+    with _LOCK:
+        key = _key("llm", llm_cfg, str(st.cache_dir()))
+        if key not in _CACHE:
+            from hublab.llm.factory import build_llm
+
+            _CACHE[key] = build_llm(llm_cfg, cache_dir=st.cache_dir())
+        return _CACHE[key]

@@ -1,0 +1,1 @@
+"""Experiment runner, MLflow logging, emissions tracking and plots."""

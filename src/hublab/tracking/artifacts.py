@@ -1,0 +1,130 @@
+"""Run artifacts: predictions CSV in the thesis's column layout, config, slice tables and plots."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hublab.config import Settings
+from hublab.pipeline.config import PipelineConfig, flatten
+
+# Thesis reference rows (graph_variants.csv / final_comparison_gv1.csv) by retriever type.
+THESIS_NAMES = {"hublink": "HubLink", "difar": "DiFaR", "fidelis": "FiDeLiS", "mindmap": "Mindmap"}
+PLOT_METRICS = ("recall_triples", "precision_triples", "f1_triples", "hit@10_triples", "map@10_triples")
+
+
+def predictions_rows(cfg: PipelineConfig, records: list[dict[str, Any]], config_hash: str) -> list[dict[str, Any]]:
+    """Thesis layout: config_hash, uid, generated_answer, retrieved_context, metric columns, runtime,
+    llm_tokens, carbon columns, flattened config, then the dataset columns."""
+    flat_cfg = {f"config.{k}": v for k, v in flatten(cfg.to_dict()).items()}
+    rows = []
+    for r in records:
+        row: dict[str, Any] = {"config_hash": config_hash, "uid": r["uid"], "generated_answer": r["generated_answer"],
+                               "retrieved_context": str(r["retrieved_context"])}
+        row.update(r.get("metrics", {}))
+        for col in ("runtime", "llm_tokens", "llm_prompt_tokens", "llm_completion_tokens", "cpu_energy_consumption",
+                    "gpu_energy_consumption", "ram_energy_consumption", "total_energy_consumption",
+                    "tracking_duration", "emissions", "energy_measured", "error", "reason"):
+            row[col] = r.get(col)
+        row.update(flat_cfg)
+        row.update({"question": r["question"], "golden_answer": r["golden_answer"],
+                    "golden_triples": str(r["golden_triples"]), "topic_entity_id": r.get("topic_entity_id")})
+        row.update(r.get("qa", {}))
+        rows.append(row)
+    return rows
+
+
+def write_csv(rows: list[dict[str, Any]], path: Path) -> None:
+    cols: list[str] = []
+    for r in rows:
+        for c in r:
+            if c not in cols:
+                cols.append(c)
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=cols)
+        w.writeheader()
+        w.writerows(rows)
+
+
+def thesis_reference(cfg: PipelineConfig, graph: str, settings: Settings) -> dict[str, float]:
+    """The thesis's numbers for this retriever on this graph variant, where the thesis reports them."""
+    name = THESIS_NAMES.get(cfg.retriever_type)
+    if not name:
+        return {}
+    variant = {"gv1": "GV1", "gv2": "GV2", "gv3": "GV3", "gv4": "GV4", "gv3_orkg": "GV3",
+               "reduced_gv1": "GV1"}.get(graph)
+    path = settings.path("thesis_results") / "graph_variants.csv"
+    if not variant or not path.exists():
+        return {}
+    with path.open() as fh:
+        for row in csv.DictReader(fh):
+            if row["Config"] == f"{name} ({variant})":
+                return {"recall_triples": float(row["Recall"]), "precision_triples": float(row["Precision"]),
+                        "f1_triples": float(row["F1"]), "map@10_triples": float(row["MAP@10"])}
+    return {}
+
+
+def _plots(out: Path, metrics: dict[str, float], slices: dict[str, dict[str, dict[str, float]]],
+           reference: dict[str, float], title: str) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    paths = []
+    for field, groups in slices.items():
+        values = list(groups)
+        fig, ax = plt.subplots(figsize=(max(6, len(values) * 0.9), 4))
+        width = 0.8 / len(PLOT_METRICS)
+        for j, m in enumerate(PLOT_METRICS):
+            ax.bar([i + j * width for i in range(len(values))], [groups[v].get(m, 0.0) for v in values], width,
+                   label=m)
+        ax.set_xticks([i + 0.4 - width / 2 for i in range(len(values))], values, rotation=30, ha="right")
+        ax.set_ylim(0, 1)
+        ax.set_title(f"{title}: by {field}")
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        p = out / f"metrics_by_{field}.png"
+        fig.savefig(p, dpi=110)
+        plt.close(fig)
+        paths.append(p)
+    if reference:
+        names = [m for m in reference if m in metrics]
+        fig, ax = plt.subplots(figsize=(7, 4))
+        ax.bar([i - 0.2 for i in range(len(names))], [metrics[m] for m in names], 0.4, label="HubLab")
+        ax.bar([i + 0.2 for i in range(len(names))], [reference[m] for m in names], 0.4, label="thesis")
+        ax.set_xticks(range(len(names)), names, rotation=20)
+        ax.set_ylim(0, 1)
+        ax.set_title(f"{title}: vs thesis")
+        ax.legend()
+        fig.tight_layout()
+        p = out / "vs_thesis.png"
+        fig.savefig(p, dpi=110)
+        plt.close(fig)
+        paths.append(p)
+    return paths
+
+
+def log_run_artifacts(cfg: PipelineConfig, records: list[dict[str, Any]], metrics: dict[str, float],
+                      slices: dict[str, dict[str, dict[str, float]]], out_dir: Path, *, graph: str, dataset: str,
+                      settings: Settings) -> None:
+    import mlflow
+
+    chash = out_dir.name
+    art = out_dir / "artifacts"
+    art.mkdir(parents=True, exist_ok=True)
+    write_csv(predictions_rows(cfg, records, chash), art / "predictions.csv")
+    (art / "pipeline.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+    (art / "metrics.json").write_text(json.dumps(metrics, indent=1, sort_keys=True))
+    slice_rows = [{"field": f, "value": v, **m} for f, g in slices.items() for v, m in g.items()]
+    if slice_rows:
+        write_csv(slice_rows, art / "metrics_by_slice.csv")
+    reference = thesis_reference(cfg, graph, settings)
+    if reference:
+        (art / "thesis_reference.json").write_text(json.dumps(reference, indent=1))
+    _plots(art, metrics, slices, reference, f"{cfg.name} · {graph} · {dataset}")
+    mlflow.log_artifacts(str(art))

@@ -1,0 +1,94 @@
+"""Study outputs: the thesis-shaped OFAT table (CSV + Markdown), Pareto front, Optuna plots on MLflow."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from hublab.tuning.study import StudyResult
+
+
+def _fmt(v: float | None, pct: bool = False) -> str:
+    if v is None:
+        return "–"
+    return f"{v:+.1f}%" if pct else f"{v:.3f}"
+
+
+def ofat_markdown(res: StudyResult) -> str:
+    lines = ["| Parameter | Value | Recall | Hits@10 | ΔRecall | ΔHits@10 | chosen |",
+             "|---|---|---|---|---|---|---|"]
+    for r in res.table:
+        value = json.dumps(r.value) + (" ★" if r.is_base else "")
+        lines.append(f"| {r.factor} | {value} | {_fmt(r.recall)} | {_fmt(r.hits)} | "
+                     f"{_fmt(r.delta_recall_pct, True)} | {_fmt(r.delta_hits_pct, True)} | {'✔' if r.chosen else ''} |")
+    if res.skipped_factors:
+        lines.append("")
+        lines.extend(f"- not run: {name} ({why})" for name, why in res.skipped_factors)
+    return "\n".join(lines)
+
+
+def write_outputs(res: StudyResult, out_dir: Path) -> list[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths: list[Path] = []
+    if res.table:
+        p = out_dir / "ofat_table.csv"
+        with p.open("w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(["parameter", "value", "is_base", "recall", "hits@10", "delta_recall_pct", "delta_hits_pct",
+                        "chosen"])
+            for r in res.table:
+                w.writerow([r.factor, json.dumps(r.value), r.is_base, r.recall, r.hits, r.delta_recall_pct,
+                            r.delta_hits_pct, r.chosen])
+        paths.append(p)
+        md = out_dir / "ofat_table.md"
+        md.write_text(ofat_markdown(res) + "\n")
+        paths.append(md)
+        ch = out_dir / "chosen.json"
+        ch.write_text(json.dumps(res.chosen, indent=1))
+        paths.append(ch)
+    if res.pareto:
+        p = out_dir / "pareto_front.json"
+        p.write_text(json.dumps(res.pareto, indent=1, default=str))
+        paths.append(p)
+    p = out_dir / "trials.json"
+    p.write_text(json.dumps(res.trials, indent=1, default=str))
+    paths.append(p)
+    paths.extend(_plots(res, out_dir))
+    return paths
+
+
+def _plots(res: StudyResult, out_dir: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import optuna
+    from optuna.visualization import matplotlib as ovm
+
+    complete = res.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
+    out: list[Path] = []
+    plots = []
+    if len(complete) >= 2:
+        target = (lambda t: t.values[0]) if res.spec.mode == "nsga2" else None
+        plots.append(("parallel_coordinate.png",
+                      lambda: ovm.plot_parallel_coordinate(res.study, target=target,
+                                                           target_name=res.spec.objectives[0])))
+        plots.append(("param_importances.png",
+                      lambda: ovm.plot_param_importances(res.study, target=target,
+                                                         target_name=res.spec.objectives[0])))
+    if res.spec.mode == "nsga2" and complete and len(res.spec.objectives) in (2, 3):
+        plots.append(("pareto_front.png", lambda: ovm.plot_pareto_front(res.study, target_names=res.spec.objectives)))
+    for name, make in plots:
+        try:
+            ax = make()
+            fig = ax.figure if hasattr(ax, "figure") else plt.gcf()
+            fig.set_size_inches(9, 5)
+            fig.tight_layout()
+            fig.savefig(out_dir / name, dpi=100)
+            plt.close("all")
+            out.append(out_dir / name)
+        except Exception as exc:  # e.g. importance needs variance across trials
+            (out_dir / f"{name}.skipped.txt").write_text(f"{type(exc).__name__}: {exc}\n")
+            plt.close("all")
+    return out

@@ -1,0 +1,138 @@
+"""Experiment runner end to end on real rows of the GV3 KGQA dataset over the real ORKG export."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from hublab.pipeline.config import PipelineConfig
+from hublab.retrievers.base import Context, RetrievalResult, Retriever
+from hublab.retrievers.registry import register
+
+
+@pytest.fixture()
+def project(tmp_path: Path, shared: Path, gv3_orkg_graph, monkeypatch) -> Path:
+    from hublab.config import _load_params
+    from hublab.datasets.kgqa_csv import load_kgqa_csv
+    from hublab.datasets.model import write_jsonl
+
+    root = tmp_path / "proj"
+    params = yaml.safe_load((Path(__file__).resolve().parents[1] / "params.yaml").read_text())
+    params["paths"].update({"shared": str(shared), "thesis_results": str(shared / "reference/thesis_results"),
+                            "snapshots": "data/snapshots", "graphs": "data/graphs", "datasets": "data/kgqa",
+                            "indices": "models", "cache": ".cache"})
+    root.mkdir()
+    (root / "params.yaml").write_text(yaml.safe_dump(params))
+    gv3_orkg_graph.save(root / "data/snapshots/gv3_orkg.ttl")
+    pairs = load_kgqa_csv(shared / "data/kgqa/flat_distributed.csv")[:4]
+    write_jsonl(pairs, root / "data/kgqa/gv3_orkg.jsonl")
+    monkeypatch.setenv("HUBLAB_ROOT", str(root))
+    _load_params.cache_clear()
+    yield root
+    _load_params.cache_clear()
+
+
+def _fixed_cfg(root: Path, contexts: dict[str, list[str]], **extra) -> PipelineConfig:
+    path = root / "fixed.json"
+    path.write_text(json.dumps(contexts))
+    return PipelineConfig.from_dict({"name": "fixed", "retriever": {"type": "fixed", "params": {"path": str(path)}},
+                                     "llm": {"backend": "openai", "model": "m", "api_key_env": "SECRET_VAR"},
+                                     **extra})
+
+
+def test_fixed_contexts_give_known_metrics_and_a_complete_mlflow_run(project: Path):
+    from mlflow.tracking import MlflowClient
+
+    from hublab.datasets.model import read_jsonl
+    from hublab.tracking.mlflow_log import tracking_uri
+    from hublab.tracking.runner import run_experiment
+
+    pairs = read_jsonl(project / "data/kgqa/gv3_orkg.jsonl")
+    g0, g1, g2 = (list(p.golden_triples) for p in pairs[:3])
+    assert g0[0] not in g2
+    contexts = {pairs[0].question: g0, pairs[1].question: [], pairs[2].question: g2 + [g0[0]]}
+    cfg = _fixed_cfg(project, contexts)
+    s = run_experiment(cfg, "gv3_orkg", "gv3_orkg", limit=3, track_carbon=False, progress=False)
+    per = {r["uid"]: r["metrics"] for r in s.per_question}
+    assert per[pairs[0].uid]["recall_triples"] == 1.0 and per[pairs[0].uid]["precision_triples"] == 1.0
+    assert per[pairs[1].uid]["recall_triples"] == 0.0
+    assert per[pairs[2].uid]["recall_triples"] == 1.0
+    expected_p2 = round(len(set(g2)) / (len(set(g2)) + 1), 2)
+    assert per[pairs[2].uid]["precision_triples"] == pytest.approx(expected_p2)
+    assert s.metrics["recall_triples"] == pytest.approx(2 / 3)
+    run = MlflowClient(tracking_uri(project)).get_run(s.run_id)
+    assert run.data.params["retriever.type"] == "fixed" and run.data.params["graph"] == "gv3_orkg"
+    assert run.data.params["llm.api_key_env"] == "SECRET_VAR"
+    assert not any("sk-" in v for v in run.data.params.values())
+    assert run.data.metrics["recall_triples"] == pytest.approx(2 / 3)
+    assert "hit_at_10_triples" in run.data.metrics
+    arts = {a.path for a in MlflowClient(tracking_uri(project)).list_artifacts(s.run_id)}
+    assert {"predictions.csv", "pipeline.yaml", "metrics.json"} <= arts
+    assert any(a.endswith(".png") for a in arts)
+
+
+class Crash(BaseException):
+    """Simulates a kill (not an Exception, so the runner does not record it as a per-question error)."""
+
+
+CALLS: list[str] = []
+
+
+@register("crashy")
+class CrashyRetriever(Retriever):
+    crash_on: int | None = 2
+
+    def retrieve(self, question, topic_entity_id=None, topic_entity_value=None) -> RetrievalResult:
+        CALLS.append(question)
+        if CrashyRetriever.crash_on is not None and len(CALLS) == CrashyRetriever.crash_on + 1:
+            CrashyRetriever.crash_on = None
+            raise Crash()
+        node = self.resources.graph.outgoing(topic_entity_id or "R659055")
+        return RetrievalResult([Context(t.render(), t) for t in node[:5]])
+
+
+def test_killed_run_resumes_without_recomputing(project: Path):
+    from hublab.tracking.runner import run_experiment
+
+    cfg = PipelineConfig.from_dict({"name": "crashy", "retriever": {"type": "crashy"}})
+    CALLS.clear()
+    CrashyRetriever.crash_on = 2
+    with pytest.raises(Crash):
+        run_experiment(cfg, "gv3_orkg", "gv3_orkg", track_carbon=False, progress=False)
+    assert len(CALLS) == 3
+    s = run_experiment(cfg, "gv3_orkg", "gv3_orkg", track_carbon=False, progress=False)
+    assert len(CALLS) == 3 + 2  # only the crashed and the never-started question ran
+    CALLS.clear()
+    fresh = run_experiment(cfg, "gv3_orkg", "gv3_orkg", track_carbon=False, progress=False, resume=False,
+                           experiment="fresh")
+    assert len(CALLS) == 4
+    assert fresh.metrics["recall_triples"] == pytest.approx(s.metrics["recall_triples"])
+    assert s.n_questions == 4
+
+
+def test_wrong_graph_for_dataset_is_refused(project: Path):
+    from hublab.errors import InputError
+    from hublab.tracking.runner import run_experiment
+
+    cfg = PipelineConfig.from_dict({"name": "c", "retriever": {"type": "crashy"}})
+    with pytest.raises(InputError, match="golden triple ids"):
+        run_experiment(cfg, "gv1", "gv3_orkg", track_carbon=False, progress=False)
+
+
+def test_pipeline_config_errors(tmp_path: Path):
+    from hublab.errors import InputError
+    from hublab.pipeline.config import load_pipeline
+
+    p = tmp_path / "p.yaml"
+    p.write_text("name: x\nretriever: {type: hublink}\nllm: {backend: openai, api_key: sk-123}\n")
+    with pytest.raises(InputError, match="secrets"):
+        load_pipeline(p)
+    p.write_text("name: x\nretriever: {type: hublink}\nretreiver_params: {}\n")
+    with pytest.raises(InputError, match="unknown keys"):
+        load_pipeline(p)
+    p.write_text("name: x\nretriever: {type: hublink}\ngeneration: {enabled: true, model: x}\n")
+    with pytest.raises(InputError, match="generation"):
+        load_pipeline(p)
