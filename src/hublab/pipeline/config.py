@@ -26,7 +26,13 @@ _PIPE_KEYS = {
 }
 _EVAL_KEYS = {"k", "generation_metrics", "bertscore_model", "bertscore_layers", "judge_llm", "ragas_llm"}
 # Keys never sent to MLflow or hashed as secrets: we only ever store env var *names*.
-SECRET_HINTS = ("api_key", "token", "password", "secret")
+SECRET_HINTS = ("api_key", "apikey", "token", "password", "secret")
+_NOT_SECRET = ("_env", "_tokens")  # env var names and token *counts* (max_tokens) are fine
+
+
+def looks_secret(key: str) -> bool:
+    low = key.lower()
+    return any(h in low for h in SECRET_HINTS) and not low.endswith(_NOT_SECRET)
 
 
 @dataclass
@@ -75,7 +81,7 @@ class PipelineConfig:
                 raise InputError(f"unknown keys {sorted(set(val) - allowed)}; expected {sorted(allowed)}",
                                  file=source, field=key)
             for k in val:
-                if any(h in str(k).lower() for h in SECRET_HINTS) and not str(k).endswith("_env"):
+                if looks_secret(str(k)):
                     raise InputError("secrets must not be in config files; name an environment variable "
                                      f"instead (e.g. {k}_env: MY_VAR)", file=source, field=f"{key}.{k}")
             sections[key] = copy.deepcopy(val)

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from hublab.pipeline.config import SECRET_HINTS
+from hublab.pipeline.config import looks_secret
 
 MAX_PARAM_LEN = 6000
 
@@ -39,8 +39,7 @@ def safe_params(flat: dict[str, Any]) -> dict[str, str]:
     """Drop anything that looks like a secret value (only ``*_env`` names of env vars are kept)."""
     out = {}
     for k, v in flat.items():
-        low = k.lower()
-        if any(h in low for h in SECRET_HINTS) and not low.endswith("_env"):
+        if looks_secret(k.rsplit(".", 1)[-1]):
             continue
         s = "" if v is None else str(v)
         out[k] = s[:MAX_PARAM_LEN]

@@ -1,0 +1,272 @@
+"""Asking an LLM for structured output and surviving what comes back.
+
+The thesis had to replace every baseline's output parser because real LLMs (especially small open
+models) wrap JSON in prose or code fences, use single quotes, or answer with a bare list. These helpers
+try the backend's parsed ``data`` first, then the text, and report *why* they gave up, so callers can
+fall back to a deterministic path and record the reason in ``RetrievalResult.reason``.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass
+from difflib import get_close_matches
+from typing import Any
+
+from hublab.llm.base import LLM
+
+_FENCE_RE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
+
+
+def is_llm_free(llm: LLM | None) -> bool:
+    """No LLM configured, or the configured one is the deterministic ``none`` backend."""
+    return llm is None or bool(getattr(llm, "is_llm_free", False))
+
+
+@dataclass
+class JsonAnswer:
+    """Parsed JSON (or None) and the reason it is None."""
+
+    data: Any = None
+    error: str | None = None
+    text: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.data is not None and self.error is None
+
+
+def _balanced_spans(text: str) -> list[str]:
+    """Every top-level ``{...}`` / ``[...]`` span, in order (string-aware bracket matching)."""
+    spans: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        if text[i] not in "{[":
+            i += 1
+            continue
+        stack: list[str] = []
+        in_str: str | None = None
+        esc = False
+        for j in range(i, n):
+            ch = text[j]
+            if in_str:
+                if esc:
+                    esc = False
+                elif ch == "\\":
+                    esc = True
+                elif ch == in_str:
+                    in_str = None
+                continue
+            if ch == '"':
+                in_str = ch
+                continue
+            if ch in "{[":
+                stack.append("}" if ch == "{" else "]")
+            elif ch in "}]":
+                if not stack or stack[-1] != ch:
+                    break
+                stack.pop()
+                if not stack:
+                    spans.append(text[i : j + 1])
+                    i = j
+                    break
+        i += 1
+    return spans
+
+
+def _loads(candidate: str) -> Any:
+    try:
+        return json.loads(candidate)
+    except (json.JSONDecodeError, ValueError):
+        pass
+    # Trailing commas, then Python-literal style (single quotes, True/False/None).
+    cleaned = re.sub(r",\s*([}\]])", r"\1", candidate)
+    try:
+        return json.loads(cleaned)
+    except (json.JSONDecodeError, ValueError):
+        pass
+    try:
+        value = ast.literal_eval(cleaned)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        raise ValueError("not JSON") from None
+    if isinstance(value, dict | list):
+        return value
+    raise ValueError("not a JSON object or list")
+
+
+def _close_truncated(text: str) -> str | None:
+    """Close the brackets of JSON cut off by ``max_tokens`` (small models love to enumerate to the limit)."""
+    starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
+    if not starts:
+        return None
+    s = text[min(starts) :].rstrip()
+    stack: list[str] = []
+    in_str = esc = False
+    for ch in s:
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "{[":
+            stack.append("}" if ch == "{" else "]")
+        elif ch in "}]":
+            if not stack or stack.pop() != ch:
+                return None
+    if not stack:
+        return None
+    if in_str:
+        s += '"'
+    s = re.sub(r"[,:\s]+$", "", s)
+    return s + "".join(reversed(stack))
+
+
+def parse_json_text(text: str) -> Any:
+    """Best-effort JSON extraction from LLM text. Raises ValueError when nothing parses."""
+    if not text or not text.strip():
+        raise ValueError("empty LLM output")
+    candidates = [text.strip()]
+    candidates += [m.strip() for m in _FENCE_RE.findall(text)]
+    candidates += _balanced_spans(text)
+    closed = _close_truncated(text)
+    if closed:
+        candidates.append(closed)
+    for cand in candidates:
+        try:
+            return _loads(cand)
+        except ValueError:
+            continue
+    raise ValueError(f"no JSON found in LLM output: {text.strip()[:80]!r}")
+
+
+def ask_json(
+    llm: LLM,
+    prompt: str,
+    schema: dict,
+    *,
+    max_tokens: int = 512,
+    system: str | None = None,
+    expect: type | tuple[type, ...] = dict,
+) -> JsonAnswer:
+    """Call ``llm.complete`` with a JSON schema and return parsed data or a reason. Never raises."""
+    try:
+        resp = llm.complete(prompt, json_schema=schema, max_tokens=max_tokens, system=system)
+    except Exception as exc:  # noqa: BLE001 - backends may raise anything (network, llama.cpp)
+        return JsonAnswer(None, f"LLM call failed: {type(exc).__name__}: {exc}")
+    text = resp.text or ""
+    data = resp.data
+    if data is None:
+        try:
+            data = parse_json_text(text)
+        except ValueError as exc:
+            return JsonAnswer(None, resp.error or str(exc), text)
+    # A bare list where an object was expected: wrap it under the schema's single array property.
+    if isinstance(data, list) and expect is dict:
+        props = [k for k, v in (schema.get("properties") or {}).items() if v.get("type") == "array"]
+        data = {props[0]: data} if props else None
+    if not isinstance(data, expect):
+        return JsonAnswer(None, f"LLM output has the wrong shape ({type(data).__name__})", text)
+    return JsonAnswer(data, None, text)
+
+
+def ask_text(llm: LLM, prompt: str, *, max_tokens: int = 512, system: str | None = None) -> tuple[str, str | None]:
+    """Plain completion; returns (text, error). Never raises."""
+    try:
+        resp = llm.complete(prompt, max_tokens=max_tokens, system=system)
+    except Exception as exc:  # noqa: BLE001
+        return "", f"LLM call failed: {type(exc).__name__}: {exc}"
+    if resp.error:
+        return resp.text or "", resp.error
+    return resp.text or "", None
+
+
+def as_bool(value: Any) -> bool | None:
+    """LLMs answer yes/no in many ways; None when it is not a recognisable boolean."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float):
+        return bool(value)
+    if isinstance(value, str):
+        v = value.strip().lower()
+        if v in {"yes", "true", "y", "1", "sufficient", "enough"}:
+            return True
+        if v in {"no", "false", "n", "0", "insufficient", "not enough"}:
+            return False
+    return None
+
+
+def as_str_list(value: Any) -> list[str]:
+    """A list of strings from a list/str/dict-ish LLM value (items stripped, empties dropped)."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [p for p in re.split(r"[;\n]|,\s", value)]
+    if isinstance(value, dict):
+        value = list(value.values())
+    out: list[str] = []
+    if isinstance(value, list):
+        for item in value:
+            if isinstance(item, dict):
+                item = next((v for v in item.values() if isinstance(v, str)), None)
+            if item is None:
+                continue
+            s = str(item).strip()
+            if s:
+                out.append(s)
+    return out
+
+
+def as_index_list(value: Any, n: int) -> list[int]:
+    """0-based indices from 1-based numbers an LLM picked (ints, numeric strings, "[3]"); in range, deduped."""
+    out: list[int] = []
+    items = value if isinstance(value, list) else [value]
+    for item in items:
+        if isinstance(item, dict):
+            item = item.get("index", item.get("id", item.get("number")))
+        m = re.search(r"\d+", str(item)) if item is not None and not isinstance(item, bool) else None
+        if not m:
+            continue
+        idx = int(m.group()) - 1
+        if 0 <= idx < n and idx not in out:
+            out.append(idx)
+    return out
+
+
+def match_option(name: str, options: list[str], *, cutoff: float = 0.75) -> int | None:
+    """Index of the option an LLM meant: exact, case-insensitive, 1-based number, then fuzzy."""
+    if not name:
+        return None
+    s = name.strip().strip("\"'`").strip()
+    if s in options:
+        return options.index(s)
+    lower = [o.lower() for o in options]
+    if s.lower() in lower:
+        return lower.index(s.lower())
+    if s.isdigit() and 1 <= int(s) <= len(options):
+        return int(s) - 1
+    close = get_close_matches(s.lower(), lower, n=1, cutoff=cutoff)
+    return lower.index(close[0]) if close else None
+
+
+def approx_tokens(text: str) -> int:
+    """Rough token count (4 characters per token) for serialisation caps, without a tokenizer."""
+    return (len(text) + 3) // 4
+
+
+def truncate_lines(lines: list[str], max_tokens: int) -> list[str]:
+    """Leading lines whose total approximate token count fits ``max_tokens`` (at least one line)."""
+    out: list[str] = []
+    used = 0
+    for line in lines:
+        cost = approx_tokens(line) + 1
+        if out and used + cost > max_tokens:
+            break
+        out.append(line)
+        used += cost
+    return out
