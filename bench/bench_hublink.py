@@ -1,0 +1,104 @@
+"""HubLink benchmark on the real ORKG GV3 export, LLM-free (issue #4 targets).
+
+    .venv/bin/python bench/bench_hublink.py [--limit N] [--fresh]
+
+Prints index build time and vectors/s, peak RSS, retrieval latency (median, p95) for the direct and the
+traversal strategy, and Recall (full list) / MAP@10 with the thesis's definitions. Uses a scratch
+project under .cache/bench so it never touches your real index.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from hublab.env import apply_offline_defaults  # noqa: E402
+
+apply_offline_defaults()
+
+
+def metrics(retrieved: list[str], golden: list[str]) -> tuple[float, float]:
+    try:
+        from hublab.evaluation.retrieval import retrieval_metrics
+
+        m = retrieval_metrics(retrieved, golden, k=10)
+        return m["recall_triples"], m["map@10_triples"]
+    except ImportError:  # thesis definitions, as a fallback
+        g = set(golden)
+        recall = len(set(retrieved) & g) / len(g) if g else float(not retrieved)
+        found: set[str] = set()
+        ap = 0.0
+        for i, r in enumerate(retrieved[:10], start=1):
+            hit = next((x for x in golden if x not in found and x.lower() in r.lower()), None)
+            if hit:
+                found.add(hit)
+                ap += len(found) / i
+        return recall, ap / min(len(golden), 10) if golden else 0.0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--fresh", action="store_true", help="drop the scratch index first (measure a cold build)")
+    ap.add_argument("--shared", default=str(ROOT.parent / "shared"))
+    ap.add_argument("--pipeline", default=str(ROOT / "pipelines" / "hublink_local.yaml"))
+    args = ap.parse_args()
+    shared = Path(args.shared)
+    work = ROOT / ".cache" / "bench"
+    if args.fresh and work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True, exist_ok=True)
+
+    from hublab.config import Settings
+    from hublab.datasets.kgqa_csv import load_kgqa_csv
+    from hublab.graph.rdf import RdfKnowledgeGraph
+    from hublab.pipeline.config import load_pipeline
+    from hublab.pipeline.resources import build_resources
+    from hublab.retrievers.registry import build_retriever
+
+    snap = work / "data" / "snapshots" / "gv3_orkg.ttl"
+    if not snap.exists():
+        RdfKnowledgeGraph.load(shared / "data/orkg/gv3_flat_distributed.json").save(snap)
+    params = {"paths": {"snapshots": "data/snapshots", "graphs": "data/graphs", "datasets": "data/kgqa",
+                        "indices": "models", "cache": ".cache"}, "snapshot": {"name": "gv3_orkg"}}
+    st = Settings(work, params)
+    cfg = load_pipeline(args.pipeline)
+    cfg.retriever_params["auto_index"] = False
+    res = build_resources(cfg, "gv3_orkg", settings=st)
+    retr = build_retriever(cfg.retriever_type, res, cfg.retriever_params)
+    t0 = time.perf_counter()
+    stats = retr.index(progress=False)
+    build_s = time.perf_counter() - t0
+    pairs = load_kgqa_csv(shared / "data/kgqa/flat_distributed.csv")[: args.limit]
+    out = {"index": stats, "index_build_s": round(build_s, 2), "questions": len(pairs)}
+    for strategy in ("direct", "traversal"):
+        retr.use_topic = strategy == "traversal"
+        retr.retrieve(pairs[0].question, pairs[0].topic_entity_id)  # warm-up (model, path records)
+        lat, rec, maps = [], [], []
+        for p in pairs:
+            t = time.perf_counter()
+            r = retr.retrieve(p.question, p.topic_entity_id, p.topic_entity_value)
+            lat.append(time.perf_counter() - t)
+            a, b = metrics(r.context_strings, list(p.golden_triples))
+            rec.append(a)
+            maps.append(b)
+        lat.sort()
+        out[strategy] = {"latency_median_s": round(statistics.median(lat), 3),
+                         "latency_p95_s": round(lat[int(0.95 * (len(lat) - 1))], 3),
+                         "recall": round(statistics.mean(rec), 4), "map@10": round(statistics.mean(maps), 4),
+                         "mean_contexts": None}
+    out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()

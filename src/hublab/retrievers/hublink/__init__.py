@@ -1,0 +1,1 @@
+"""HubLink (thesis Ch. 4): hub-based retrieval over research knowledge graphs."""

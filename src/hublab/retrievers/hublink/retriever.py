@@ -1,0 +1,202 @@
+"""HubLinkRetriever: direct and graph-traversal retrieval strategies (alg. 8-16) over the hub index.
+
+Parameters are the thesis's (Table 9.1, §7.2) with its final values (Table 9.4) as defaults; the LLM-free
+mode replaces every LLM step by a deterministic one (see llm_free notes in docs/hublink.md).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from hublab.graph.model import Knowledge, Triple, TripleParseError, parse_triple_string
+from hublab.retrievers.base import Context, Resources, RetrievalResult, Retriever
+from hublab.retrievers.hublink.answer import HubContext, filter_triples, final_answer, paper_meta, partial_answers
+from hublab.retrievers.hublink.hubs import HubDetector, find_hub_roots
+from hublab.retrievers.hublink.indexing import HubIndex, IndexSettings
+from hublab.retrievers.hublink.question import ProcessedQuestion, Vocabulary, process_question
+from hublab.retrievers.hublink.search import Hub, HubSearch, prune_hubs
+from hublab.retrievers.registry import register
+
+
+@register("hublink")
+class HubLinkRetriever(Retriever):
+    def __init__(
+        self,
+        resources: Resources,
+        *,
+        use_topic_if_given: bool = True,
+        extract_question_components: bool = True,
+        top_paths_to_keep: int = 10,
+        number_of_hubs: int = 30,
+        filter_output_context: bool = True,
+        diversity_ranking_penalty: float = 0.05,
+        path_weight_alpha: float = 5.0,
+        hub_types: list[str] | None = None,
+        indexing_root_entity_ids: list[str] | None = None,
+        max_hub_path_length: int = -1,
+        max_retrieval_level: int = 2,
+        max_global_search_rounds: int = 10,
+        llm_path_text: bool = False,
+        filter_min_similarity: float = 0.3,
+        filter_min_keep: int = 10,
+        max_output_triples: int | None = None,
+        max_workers: int = 8,
+        auto_index: bool = True,
+        **extra: Any,
+    ) -> None:
+        super().__init__(resources, **extra)
+        if resources.embedder is None or resources.vector_store is None:
+            raise ValueError("HubLink needs an embedder and a vector store")
+        self.use_topic = use_topic_if_given
+        self.extract_components = extract_question_components
+        self.top_paths = int(top_paths_to_keep)
+        self.n_hubs = int(number_of_hubs)
+        self.filter_output = filter_output_context
+        self.alpha = float(path_weight_alpha)
+        self.max_level = int(max_retrieval_level)
+        self.max_rounds = int(max_global_search_rounds)
+        self.filter_min_similarity = float(filter_min_similarity)
+        self.filter_min_keep = int(filter_min_keep)
+        self.max_output = max_output_triples
+        self.max_workers = max_workers
+        self.auto_index = auto_index
+        hub_types = hub_types or ["Paper"]
+        self.detector = HubDetector(resources.graph, hub_types)
+        settings = IndexSettings(hub_types, indexing_root_entity_ids or ["R659055"], int(max_hub_path_length),
+                                 bool(llm_path_text))
+        manifest_dir = Path(resources.cache_dir or ".cache") / "hublink"
+        self.hub_index = HubIndex(resources.graph, resources.embedder, resources.vector_store, resources.llm,
+                                  settings, f"hl_{resources.index_name}", manifest_dir)
+        self.search = HubSearch(resources.vector_store, self.hub_index.collection, self.top_paths,
+                                float(diversity_ranking_penalty))
+        self._vocab: Vocabulary | None = None
+
+    # ---------------- index ----------------
+    def index(self, *, progress: bool = True) -> dict[str, Any]:
+        return self.hub_index.build(progress=progress)
+
+    def _ready(self) -> str | None:
+        if not self.hub_index.is_built():
+            if not self.auto_index:
+                return "index not built: run `hublab index` first"
+            self.index(progress=False)
+        return None
+
+    @property
+    def vocab(self) -> Vocabulary:
+        if self._vocab is None:
+            self._vocab = Vocabulary(self.resources.graph)
+        return self._vocab
+
+    # ---------------- strategies ----------------
+    def _direct(self, q: ProcessedQuestion) -> list[Hub]:
+        candidates: dict[str, Hub] = {}
+        for _ in range(self.max_rounds):
+            if len(candidates) >= self.n_hubs:
+                break
+            found = self.search.global_search(q.vectors, list(candidates))
+            if not found:
+                break
+            for root, hub in found.items():
+                cand = candidates.setdefault(root, Hub(root))
+                for hit in hub.paths.values():
+                    cand.add(hit)
+        short = [r for r, h in candidates.items() if len(h.paths) < self.top_paths]
+        self.search.paths_for_hubs(q.vectors, short, candidates)  # FILLORREMOVEPATHS (fill part)
+        pruned = {r: self.search.prune_paths(h) for r, h in candidates.items()}  # (remove part)
+        return prune_hubs(pruned, self.alpha, self.n_hubs)
+
+    def _hubs_at_level(self, q: ProcessedQuestion, roots: list[str]) -> list[Hub]:
+        indexed = self.hub_index.manifest()
+        roots = [r for r in roots if r in indexed]  # hubs without indexed paths are skipped (§4.7)
+        hubs: dict[str, Hub] = {}
+        self.search.paths_for_hubs(q.vectors, roots, hubs)
+        pruned = {r: self.search.prune_paths(h) for r, h in hubs.items() if h.paths}
+        return prune_hubs(pruned, self.alpha, self.n_hubs)
+
+    # ---------------- retrieve ----------------
+    def retrieve(self, question, topic_entity_id=None, topic_entity_value=None) -> RetrievalResult:
+        graph = self.resources.graph
+        if not question or not question.strip():
+            return RetrievalResult(reason="empty question")
+        if len(graph) == 0:
+            return RetrievalResult(reason="empty graph")
+        problem = self._ready()
+        if problem:
+            return RetrievalResult(reason=problem)
+        llm = self.resources.llm
+        q = process_question(question, self.resources.embedder, llm=llm, vocab=self.vocab,
+                             extract_components=self.extract_components)
+        if topic_entity_id and self.use_topic:
+            if graph.entity(topic_entity_id) is None:
+                return RetrievalResult(reason=f"unknown topic entity {topic_entity_id!r}")
+            levels = find_hub_roots(graph, self.detector, [topic_entity_id], max_levels=self.max_level)
+            for roots in levels:
+                hubs = self._hubs_at_level(q, roots)
+                result = self._answer(q, hubs, common=f"Reached from {topic_entity_value or topic_entity_id}")
+                if result.contexts:
+                    return result
+            return RetrievalResult(reason="no hub with relevant paths within max_retrieval_level")
+        hubs = self._direct(q)
+        if not hubs:
+            return RetrievalResult(reason="no matching hub in the index")
+        return self._answer(q, hubs, common="")
+
+    def _answer(self, q: ProcessedQuestion, hubs: list[Hub], *, common: str) -> RetrievalResult:
+        if not hubs:
+            return RetrievalResult(reason="no hubs")
+        t0 = time.perf_counter()
+        records = self.hub_index.path_records()
+        graph = self.resources.graph
+        contexts: list[HubContext] = []
+        for h in hubs:
+            ranked = h.ranked()
+            recs = [records[p.path_hash] for p in ranked if p.path_hash in records]
+            if not recs:
+                continue
+            title, doi = paper_meta(graph, h.root)
+            triples: list[str] = []
+            for r in recs:
+                triples.extend(t for t in r["triples"] if t not in triples)
+            contexts.append(HubContext(h.root, title, doi, h.score, [r["path_text"] for r in recs], triples))
+        partials = partial_answers(q.question, contexts, self.resources.llm, common, max_workers=self.max_workers)
+        if not partials:
+            return RetrievalResult(reason="no hub produced a partial answer")
+        answer = final_answer(q.question, partials, self.resources.llm)
+        ordered: list[str] = []
+        seen: set[str] = set()
+        for p in partials:
+            for t in p.hub.triples:
+                if t not in seen:
+                    seen.add(t)
+                    ordered.append(t)
+        parsed: dict[str, Triple] = {}
+        for t in ordered:
+            try:
+                pt = parse_triple_string(t)
+            except TripleParseError:
+                continue
+            parsed[t] = Triple(Knowledge(pt.subject_id, pt.subject_label), pt.predicate,
+                               Knowledge(pt.object_id, pt.object_label))
+        if self.filter_output:
+            scored = filter_triples(q.question, answer, ordered, parsed, q.vectors, self.resources.embedder,
+                                    self.resources.llm, llm_filter=True, min_similarity=self.filter_min_similarity,
+                                    min_keep=self.filter_min_keep)
+        else:
+            scored = [(t, None) for t in ordered]
+        if self.max_output:
+            scored = scored[: int(self.max_output)]
+        ctx = [Context(text=t, triple=parsed.get(t), score=s, metadata={"hub": self._hub_of(t, partials)})
+               for t, s in scored]
+        sources = [{"id": p.hub.root, "title": p.hub.title, "doi": p.hub.doi or ""} for p in partials]
+        _ = t0
+        return RetrievalResult(ctx, answer=answer, sources=sources)
+
+    @staticmethod
+    def _hub_of(triple: str, partials) -> str:
+        for p in partials:
+            if triple in p.hub.triples:
+                return p.hub.root
+        return ""
