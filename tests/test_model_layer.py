@@ -129,3 +129,21 @@ def test_embedded_llamacpp_grammar_json(tmp_path):
     llm = build_llm({"backend": "llamacpp", "cache": False})
     r = llm.complete("Is Paris in France? Reply as JSON.", json_schema=SCHEMA, max_tokens=80)
     assert r.error is None and isinstance(r.data["answer"], str) and r.prompt_tokens > 0
+
+
+def test_restricted_search_is_complete_after_updates(tmp_path, embedder):
+    """Milvus Lite post-filters its ANN top-k (and counts deleted rows in it); our exact path must return
+    every matching row of the restricted hubs, also after an in-place update with deletes."""
+    store = build_vector_store(None, tmp_path / "r.db")
+    texts = [f"fact {i} about topic {i % 7}" for i in range(300)]
+    vecs = embedder.embed(texts)
+    rows = [{"hub_root": f"R{i % 30}", "gen": "a", "text": t} for i, t in enumerate(texts)]
+    store.ensure_collection("c", embedder.dim)
+    store.insert("c", vecs, rows)
+    store.insert("c", vecs, [dict(r, gen="b") for r in rows])  # re-index: new generation, then delete the old
+    store.delete("c", filter='gen != "b"')
+    q = embedder.embed(["topic 3"])
+    hits = store.search("c", q, 1000, filter='hub_root in ["R1", "R2"]')[0]
+    assert len(hits) == 20 and {h.fields["hub_root"] for h in hits} == {"R1", "R2"}
+    assert len(store.search("c", q, 1000)[0]) == 300
+    assert all(a.score >= b.score for a, b in zip(hits, hits[1:], strict=False))

@@ -48,6 +48,8 @@ class MilvusVectorStore(VectorStore):
         self.client = _client(uri, token)
         self._loaded: set[str] = set()
         self._metric: dict[str, str] = {}
+        self.lite = uri.endswith(".db")
+        self._mirrors: dict[str, object] = {}
 
     def ensure_collection(self, name: str, dim: int, metric: str = "COSINE") -> None:
         metric = metric.upper()
@@ -63,6 +65,27 @@ class MilvusVectorStore(VectorStore):
         if self.client.has_collection(name):
             self.client.drop_collection(name)
         self._loaded.discard(name)
+        self._mirrors.pop(name, None)
+
+    def _mirror(self, name: str):
+        """Lazy in-memory copy (ids, vectors, fields) of a Milvus Lite collection for exact search."""
+        from hublab.vectorstore.exact import Mirror
+
+        if name not in self._mirrors:
+            import logging
+
+            logging.getLogger("pymilvus").setLevel(logging.ERROR)  # mvccTs notice of Milvus Lite iterators
+            self._ensure_loaded(name)
+            it = self.client.query_iterator(name, batch_size=4000, filter="", output_fields=["*"])
+            rows: list[dict[str, Any]] = []
+            while True:
+                batch = it.next()
+                if not batch:
+                    break
+                rows.extend(batch)
+            it.close()
+            self._mirrors[name] = Mirror(rows)
+        return self._mirrors[name]
 
     def insert(self, name: str, vectors: np.ndarray, rows: list[dict[str, Any]]) -> None:
         if len(rows) != len(vectors):
@@ -73,6 +96,7 @@ class MilvusVectorStore(VectorStore):
                     for r, v in zip(rows[i : i + batch], vectors[i : i + batch], strict=True)]
             self.client.insert(name, data)
         self.client.flush(name)
+        self._mirrors.pop(name, None)
 
     def _ensure_loaded(self, name: str) -> None:
         if name not in self._loaded:
@@ -91,6 +115,14 @@ class MilvusVectorStore(VectorStore):
     def search(self, name, vectors, k, *, filter="", output_fields=None) -> list[list[SearchHit]]:
         if k <= 0 or len(vectors) == 0:
             return [[] for _ in range(len(vectors))]
+        if self.lite:
+            from hublab.vectorstore.exact import parse_filter
+
+            clauses = parse_filter(filter)
+            if clauses is not None:
+                mirror = self._mirror(name)
+                found = mirror.search(np.asarray(vectors), int(k), clauses, self._metric_of(name))
+                return self._hits_from_mirror(mirror, found, output_fields or ["*"])
         self._ensure_loaded(name)
         res = self.client.search(
             name, data=[np.asarray(v, dtype=np.float32).tolist() for v in vectors], filter=filter or "",
@@ -107,6 +139,18 @@ class MilvusVectorStore(VectorStore):
             out.append(row)
         return out
 
+    @staticmethod
+    def _hits_from_mirror(mirror, results, wanted: list[str]) -> list[list[SearchHit]]:
+        out = []
+        for hits in results:  # (row position in the mirror, score)
+            row = []
+            for p, score in hits:
+                f = mirror.fields[p]
+                fields = dict(f) if wanted == ["*"] else {k: f.get(k) for k in wanted if k in f}
+                row.append(SearchHit(int(mirror.ids[p]), score, fields))
+            out.append(row)
+        return out
+
     def query(self, name, *, filter, output_fields=None, limit=16384) -> list[dict[str, Any]]:
         self._ensure_loaded(name)
         rows = self.client.query(name, filter=filter, output_fields=output_fields or ["*"], limit=limit)
@@ -115,6 +159,7 @@ class MilvusVectorStore(VectorStore):
     def delete(self, name, *, filter) -> None:
         self.client.delete(name, filter=filter)
         self.client.flush(name)
+        self._mirrors.pop(name, None)
 
     def count(self, name: str) -> int:
         self._ensure_loaded(name)

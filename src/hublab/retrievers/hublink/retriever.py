@@ -66,7 +66,9 @@ class HubLinkRetriever(Retriever):
         self.detector = HubDetector(resources.graph, hub_types)
         settings = IndexSettings(hub_types, indexing_root_entity_ids or ["R659055"], int(max_hub_path_length),
                                  bool(llm_path_text))
-        manifest_dir = Path(resources.cache_dir or ".cache") / "hublink"
+        # The manifest lives next to a Milvus Lite file (so DVC versions them together), else in the cache.
+        uri = str(getattr(resources.vector_store, "uri", ""))
+        manifest_dir = Path(uri).parent if uri.endswith(".db") else Path(resources.cache_dir or ".cache") / "hublink"
         self.hub_index = HubIndex(resources.graph, resources.embedder, resources.vector_store, resources.llm,
                                   settings, f"hl_{resources.index_name}", manifest_dir)
         self.search = HubSearch(resources.vector_store, self.hub_index.collection, self.top_paths,
