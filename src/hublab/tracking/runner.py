@@ -88,7 +88,7 @@ class Checkpoint:
 def _retrieval_metrics(retrieved: list[str], golden: list[str], k: int) -> dict[str, float]:
     from hublab.evaluation.retrieval import retrieval_metrics
 
-    return retrieval_metrics(retrieved, golden, k=k)
+    return retrieval_metrics(retrieved, golden, k=k, stark=True)
 
 
 def _aggregate(rows: list[dict[str, Any]]) -> dict[str, float]:

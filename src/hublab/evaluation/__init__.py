@@ -1,0 +1,1 @@
+"""Evaluation: thesis-exact retrieval metrics, STaRK metrics, generation metrics, conformance checks."""
