@@ -1,0 +1,147 @@
+"""Loader for the thesis KGQA CSVs (``shared/data/kgqa/*.csv``): 21 columns, or the first 15 for the
+reduced set. List columns are Python literals (parsed with :func:`ast.literal_eval`, never ``eval``), booleans
+are ``True``/``False`` and ints are decimal. Every golden triple string must parse with
+:func:`hublab.graph.model.parse_triple_string`, except the literal string ``'None'``: the thesis's
+GV3/GV4 conversion failed for one triple of one question and wrote ``None``. That entry is kept in
+``golden_triples`` so |G| (and thus recall) matches the thesis, and is listed by :func:`unparseable_golden`.
+Errors name the file, the 1-based data row and the column.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+from pathlib import Path
+from typing import Any
+
+from hublab.datasets.model import QAPair
+from hublab.errors import InputError
+from hublab.graph.model import TripleParseError, parse_triple_string
+
+# CSV column -> QAPair field, in the thesis's column order.
+COLUMNS: dict[str, str] = {
+    "uid": "uid",
+    "question": "question",
+    "golden_answer": "golden_answer",
+    "source_ids": "source_ids",
+    "golden_doc_chunks": "golden_doc_chunks",
+    "golden_triples": "golden_triples",
+    "is_generated_with": "is_generated_with",
+    "topic_entity_id": "topic_entity_id",
+    "topic_entity_value": "topic_entity_value",
+    "hops": "hops",
+    "based_on_template": "based_on_template",
+    "use_case": "use_case",
+    "retrieval_operation": "retrieval_operation",
+    "semi-typed": "semi_typed",
+    "updated template": "updated_template",
+    "graph_representation": "graph_representation",
+    "answer_format": "answer_format",
+    "answer_type": "answer_type",
+    "condition_type": "condition_type",
+    "used_in_reduced": "used_in_reduced",
+    "notes": "notes",
+}
+REQUIRED = tuple(list(COLUMNS)[:15])  # the reduced CSV has exactly these
+LIST_COLUMNS = ("source_ids", "golden_doc_chunks", "golden_triples")
+INT_COLUMNS = ("hops", "use_case")
+BOOL_COLUMNS = ("semi-typed", "used_in_reduced")
+NON_EMPTY = ("uid", "question", "golden_answer", "golden_triples")
+MISSING_TRIPLE = "None"  # the thesis's placeholder for a golden triple its id conversion could not produce
+
+
+def unparseable_golden(triples: list[str]) -> list[str]:
+    """Golden entries that are not triple strings (the thesis's ``'None'`` placeholders)."""
+    return [t for t in triples if t == MISSING_TRIPLE]
+
+
+def _list(value: str, *, file: str, row: int, column: str) -> list[str]:
+    if value.strip() == "":
+        return []
+    try:
+        obj = ast.literal_eval(value)
+    except (ValueError, SyntaxError) as exc:
+        msg = f"expected a Python list literal, got {value[:80]!r}"
+        raise InputError(msg, file=file, row=row, field=column) from exc
+    if not isinstance(obj, list) or not all(isinstance(x, str) for x in obj):
+        raise InputError("expected a list of strings", file=file, row=row, field=column)
+    return obj
+
+
+def _bool(value: str, *, file: str, row: int, column: str) -> bool | None:
+    v = value.strip().lower()
+    if v in ("true", "false"):
+        return v == "true"
+    if v == "" and column not in REQUIRED:
+        return None
+    raise InputError(f"expected True or False, got {value!r}", file=file, row=row, field=column)
+
+
+def _int(value: str, *, file: str, row: int, column: str) -> int:
+    try:
+        return int(value.strip())
+    except ValueError as exc:
+        raise InputError(f"expected an integer, got {value!r}", file=file, row=row, field=column) from exc
+
+
+def parse_row(rec: dict[str, str], *, file: str, row: int) -> QAPair:
+    kw: dict[str, Any] = {"row": row}
+    for col, fld in COLUMNS.items():
+        if col not in rec:
+            continue
+        raw = rec[col] if rec[col] is not None else ""
+        if col in NON_EMPTY and raw.strip() == "":
+            raise InputError("must not be empty", file=file, row=row, field=col)
+        if col in LIST_COLUMNS:
+            kw[fld] = _list(raw, file=file, row=row, column=col)
+        elif col in INT_COLUMNS:
+            kw[fld] = _int(raw, file=file, row=row, column=col)
+        elif col in BOOL_COLUMNS:
+            kw[fld] = _bool(raw, file=file, row=row, column=col)
+        elif col == "notes":
+            kw[fld] = raw
+        else:
+            kw[fld] = raw if raw != "" else None
+    for i, t in enumerate(kw["golden_triples"]):
+        if t == MISSING_TRIPLE:
+            continue
+        try:
+            parse_triple_string(t)
+        except TripleParseError as exc:
+            raise InputError(f"golden triple {i}: {exc}", file=file, row=row, field="golden_triples") from exc
+    if not kw["golden_triples"]:
+        raise InputError("expected at least one golden triple", file=file, row=row, field="golden_triples")
+    return QAPair(**kw)
+
+
+def load_kgqa_csv(path: str | Path) -> list[QAPair]:
+    """Read a thesis KGQA CSV into :class:`QAPair` objects (``row`` = 1-based data row)."""
+    path = Path(path)
+    file = str(path)
+    try:
+        fh = path.open(encoding="utf-8", newline="")
+    except FileNotFoundError as exc:
+        raise InputError("file not found", file=file) from exc
+    with fh:
+        reader = csv.DictReader(fh, strict=True)
+        header = reader.fieldnames or []
+        missing = [c for c in REQUIRED if c not in header]
+        if missing:
+            raise InputError(f"missing column(s) {missing}", file=file, row=0, field=missing[0])
+        unknown = [c for c in header if c not in COLUMNS]
+        if unknown:
+            raise InputError(f"unknown column(s) {unknown}", file=file, row=0, field=unknown[0])
+        pairs = []
+        try:
+            for i, rec in enumerate(reader, start=1):
+                if None in rec:
+                    msg = f"{len(header) + len(rec[None])} fields, header has {len(header)}"
+                    raise InputError(msg, file=file, row=i)
+                if any(v is None for v in rec.values()):
+                    raise InputError(f"fewer fields than the {len(header)} header columns", file=file, row=i)
+                pairs.append(parse_row(rec, file=file, row=i))
+        except csv.Error as exc:
+            raise InputError(f"malformed CSV: {exc}", file=file, row=len(pairs) + 1) from exc
+    if not pairs:
+        raise InputError("no data rows", file=file)
+    return pairs
