@@ -20,6 +20,8 @@ def run_cmd(
     experiment: str | None = typer.Option(None, "--experiment", help="MLflow experiment name."),
     resume: bool = typer.Option(True, "--resume/--no-resume", help="Reuse finished questions of this config."),
     carbon: bool = typer.Option(True, "--carbon/--no-carbon", help="Track energy/emissions with CodeCarbon."),
+    report_dir: Path | None = typer.Option(None, "--report-dir",
+                                           help="Also write metrics.json + per-slice CSVs here (DVC metrics/plots)."),
 ) -> None:
     """Run a pipeline over a KGQA dataset, evaluate it and log one MLflow run (resumable)."""
     from rich.console import Console
@@ -43,6 +45,15 @@ def run_cmd(
     if output:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(json.dumps(s.metrics, indent=1, sort_keys=True))
+    if report_dir:
+        from hublab.tracking.artifacts import write_csv
+        from hublab.tracking.runner import slice_metrics
+
+        report_dir.mkdir(parents=True, exist_ok=True)
+        (report_dir / "metrics.json").write_text(json.dumps(s.metrics, indent=1, sort_keys=True))
+        for field, groups in slice_metrics(s.per_question).items():
+            rows = [{"value": v, **{m: g.get(m) for m in KEY_METRICS}} for v, g in groups.items()]
+            write_csv(rows, report_dir / f"by_{field}.csv")
 
 
 @app.command("index")

@@ -43,6 +43,12 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", text)
 
 
+def index_path(st: Settings, graph_name: str, retriever_type: str):
+    """``models/<graph>__<retriever>/index.db``: one folder per index (Milvus Lite file + manifests), the unit
+    DVC versions as the ``index`` stage's output."""
+    return st.index_dir() / f"{_slug(graph_name)}__{_slug(retriever_type)}" / "index.db"
+
+
 def build_resources(cfg: PipelineConfig, graph_name: str, *, settings: Settings | None = None,
                     need_llm: bool = True) -> Resources:
     st = settings or load_settings()
@@ -63,7 +69,7 @@ def build_resources(cfg: PipelineConfig, graph_name: str, *, settings: Settings 
 
                 _CACHE[lkey] = build_llm(cfg.llm, cache_dir=cache_dir)
             llm = _CACHE[lkey]
-        db_path = st.index_dir() / f"{_slug(graph_name)}__{_slug(cfg.retriever_type)}.db"
+        db_path = index_path(st, graph_name, cfg.retriever_type)
         vkey = _key("vs", cfg.vector_store, str(db_path))
         if vkey not in _CACHE:
             from hublab.vectorstore.factory import build_vector_store

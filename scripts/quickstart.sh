@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# One command for a fresh machine: create the environment, then run the main job on the embedded defaults —
+# DVC builds snapshot → graph variants → KGQA datasets → HubLink index → evaluation (LLM-free HubLink on the
+# real ORKG GV3 export and on the rebuilt GV1), logs every run to MLflow, and prints the metrics.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 MLFLOW_DISABLE_TELEMETRY=true RAGAS_DO_NOT_TRACK=true \
+  DO_NOT_TRACK=true DVC_NO_ANALYTICS=1 TOKENIZERS_PARALLELISM=false
+.venv/bin/dvc config core.analytics false
+.venv/bin/dvc repro evaluate
+.venv/bin/dvc metrics show
+echo
+echo "MLflow UI: .venv/bin/mlflow ui --backend-store-uri sqlite:///mlruns/mlflow.db"
+echo "Parameter study (thesis OFAT on reduced GV1): .venv/bin/dvc repro tune"
