@@ -99,24 +99,16 @@ def space_from_pipeline(section: dict[str, Any] | None, *, source: str = "search
     return space
 
 
-def _llm_value(sqa: dict[str, Any]) -> dict[str, Any]:
-    """An SQA llm_config -> HubLab llm section (OpenAI-compatible backend; Ollama via its /v1 URL)."""
-    endpoint = str(sqa.get("endpoint", "OpenAI"))
+def _endpoint_value(sqa: dict[str, Any], *, llm: bool) -> dict[str, Any]:
+    """An SQA llm_config/embedding_config -> a HubLab section for an OpenAI-compatible endpoint (Ollama via
+    its /v1 URL); LLM sections also carry temperature and reasoning effort."""
     out: dict[str, Any] = {"backend": "openai", "model": sqa.get("name_model")}
-    if endpoint.lower() == "ollama":
+    if str(sqa.get("endpoint", "OpenAI")).lower() == "ollama":
         out["base_url"] = "http://localhost:11434/v1"
-    if sqa.get("temperature", _MISSING) is not _MISSING:
+    if llm and sqa.get("temperature", _MISSING) is not _MISSING:
         out["temperature"] = sqa.get("temperature")
-    if sqa.get("reasoning_effort"):
+    if llm and sqa.get("reasoning_effort"):
         out["reasoning_effort"] = sqa["reasoning_effort"]
-    return out
-
-
-def _embedding_value(sqa: dict[str, Any]) -> dict[str, Any]:
-    endpoint = str(sqa.get("endpoint", "OpenAI"))
-    out: dict[str, Any] = {"backend": "openai", "model": sqa.get("name_model")}
-    if endpoint.lower() == "ollama":
-        out["base_url"] = "http://localhost:11434/v1"
     return out
 
 
@@ -143,9 +135,9 @@ def space_from_thesis_json(path: str | Path, *, key_map: dict[str, str] | None =
         if pipe not in _SQA_PIPES:
             raise InputError(f"unknown config_name {pipe!r}", file=str(path), row=i, field="config_name")
         if param == "llm_config":
-            space.factors.append(Factor("llm", tuple(_llm_value(v) for v in values), "LLM"))
+            space.factors.append(Factor("llm", tuple(_endpoint_value(v, llm=True) for v in values), "LLM"))
         elif param == "additional_params" and e.get("dict_key") == "embedding_config":
-            space.factors.append(Factor("embedder", tuple(_embedding_value(v) for v in values), "Embedding"))
+            space.factors.append(Factor("embedder", tuple(_endpoint_value(v, llm=False) for v in values), "Embedding"))
         elif param == "additional_params":
             key = str(e.get("dict_key"))
             space.factors.append(Factor(f"{_SQA_PIPES[pipe]}.{key_map.get(key, key)}", tuple(values), key))
