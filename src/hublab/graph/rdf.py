@@ -153,6 +153,16 @@ class RdfKnowledgeGraph(KnowledgeGraph):
             self._out[su].append(t)
             self._in[ou].append(t)
 
+    @classmethod
+    def from_sparql_endpoint(cls, query_endpoint: str, *, name: str = "remote") -> RdfKnowledgeGraph:
+        """A graph behind a SPARQL endpoint (Fuseki, Virtuoso, GraphDB…) holding HubLab's RDF mapping.
+
+        Every lookup becomes a SPARQL query (no in-memory index), so graphs larger than one machine's memory
+        work behind the same interface; retrievers do not change."""
+        from rdflib.plugins.stores.sparqlstore import SPARQLStore
+
+        return cls(Graph(store=SPARQLStore(query_endpoint)), name=name, index=False)
+
     # ---------------- persistence ----------------
     @classmethod
     def load(cls, path: str | Path, *, name: str | None = None) -> RdfKnowledgeGraph:
