@@ -71,3 +71,15 @@ def test_sustainability_matches_thesis_worked_example():
     assert h["delta_CE"] == pytest.approx(0.4825, abs=1e-4)
     assert h["n_CE"] == pytest.approx(0.5508, abs=1e-4)
     assert s["FiDeLiS"]["is_base"] == 1.0 and not math.isnan(s["FiDeLiS"]["delta_CE"])
+
+
+def test_carbon_tracker_reports_session_totals_and_says_estimated(tmp_path):
+    from hublab.tracking.carbon import CarbonTracker, rapl_available
+
+    c = CarbonTracker("DEU", output_dir=str(tmp_path))
+    c.start("q1")
+    sum(i * i for i in range(200_000))
+    task = c.stop("q1")
+    total = c.close()
+    assert task.energy_measured == rapl_available() and total is not None
+    assert total.total_energy_consumption >= 0 and total.tracking_duration > 0

@@ -77,13 +77,25 @@ class CarbonTracker:
             energy_measured=self.measured,
         )
 
-    def close(self) -> None:
-        if self._tracker is not None:
-            try:
-                self._tracker.stop()
-            except Exception:
-                pass
-            self._tracker = None
+    def close(self) -> EmissionsRecord | None:
+        """Stop the run-level tracker and return its totals (robust even when single questions are shorter
+        than CodeCarbon's sampling interval and their task records read 0)."""
+        if self._tracker is None:
+            return None
+        rec = None
+        try:
+            self._tracker.stop()
+            d = self._tracker.final_emissions_data
+            rec = EmissionsRecord(
+                emissions=float(d.emissions), cpu_energy_consumption=float(d.cpu_energy),
+                gpu_energy_consumption=float(d.gpu_energy), ram_energy_consumption=float(d.ram_energy),
+                total_energy_consumption=float(d.energy_consumed), tracking_duration=float(d.duration),
+                energy_measured=self.measured,
+            )
+        except Exception:
+            rec = None
+        self._tracker = None
+        return rec
 
 
 def sustainability(systems: dict[str, tuple[float, float]]) -> dict[str, dict[str, float]]:

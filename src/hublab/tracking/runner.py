@@ -234,6 +234,7 @@ def run_experiment(
             carbon = CarbonTracker(str(st.section("tracking").get("country_iso_code", "DEU")),
                                    enabled=track_carbon, output_dir=str(ckpt.dir))
         finished = {k_: v for k_, v in done.items()}
+        session_carbon = None
         try:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -252,12 +253,19 @@ def run_experiment(
                             break
         finally:
             if carbon is not None:
-                carbon.close()
+                session_carbon = carbon.close()
         records = [finished[_key(i, p)] for i, p in enumerate(pairs) if _key(i, p) in finished]
         skipped = {} if stopped else _generation_metrics(cfg, records, st)
         if not stopped and any(r.get("generation_done") for r in records):
             _rewrite_checkpoint(ckpt, finished)
         metrics = aggregate_records(records)
+        if session_carbon is not None and pending:
+            # whole-session totals; per question = total / questions run in this session
+            n_run = max(1, len(records) - len(done))
+            metrics["session_emissions_total"] = session_carbon.emissions or 0.0
+            metrics["session_energy_total"] = session_carbon.total_energy_consumption or 0.0
+            metrics["session_emissions_per_question"] = (session_carbon.emissions or 0.0) / n_run
+            metrics["session_energy_per_question"] = (session_carbon.total_energy_consumption or 0.0) / n_run
         mlflow.log_metrics(mlflow_log.finite_metrics(metrics))
         slices = slice_metrics(records)
         for f, groups in slices.items():
