@@ -1,6 +1,6 @@
 """HubLink benchmark on the real ORKG GV3 export, LLM-free (issue #4 targets).
 
-    .venv/bin/python bench/bench_hublink.py [--limit N] [--fresh]
+    .venv/bin/python bench/bench_hublink.py [--graph-file EXPORT.json] [--dataset-csv KGQA.csv] [--limit N] [--fresh]
 
 Prints index build time and vectors/s, peak RSS, retrieval latency (median, p95) for the direct and the
 traversal strategy, and Recall (full list) / MAP@10 with the thesis's definitions. Uses a scratch
@@ -50,9 +50,13 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--fresh", action="store_true", help="drop the scratch index first (measure a cold build)")
     ap.add_argument("--shared", default=str(ROOT.parent / "shared"))
+    ap.add_argument("--graph-file", default=None, help="ORKG export JSON (default: GV3 in --shared)")
+    ap.add_argument("--dataset-csv", default=None, help="KGQA CSV (default: <shared>/data/kgqa/flat_distributed.csv)")
     ap.add_argument("--pipeline", default=str(ROOT / "pipelines" / "hublink_local.yaml"))
     args = ap.parse_args()
     shared = Path(args.shared)
+    graph_file = Path(args.graph_file or shared / "data/orkg/gv3_flat_distributed.json")
+    dataset_csv = Path(args.dataset_csv or shared / "data/kgqa/flat_distributed.csv")
     work = ROOT / ".cache" / "bench"
     if args.fresh and work.exists():
         shutil.rmtree(work)
@@ -67,7 +71,7 @@ def main() -> None:
 
     snap = work / "data" / "snapshots" / "gv3_orkg.ttl"
     if not snap.exists():
-        RdfKnowledgeGraph.load(shared / "data/orkg/gv3_flat_distributed.json").save(snap)
+        RdfKnowledgeGraph.load(graph_file).save(snap)
     params = {"paths": {"snapshots": "data/snapshots", "graphs": "data/graphs", "datasets": "data/kgqa",
                         "indices": "models", "cache": ".cache"}, "snapshot": {"name": "gv3_orkg"}}
     st = Settings(work, params)
@@ -78,16 +82,17 @@ def main() -> None:
     t0 = time.perf_counter()
     stats = retr.index(progress=False)
     build_s = time.perf_counter() - t0
-    pairs = load_kgqa_csv(shared / "data/kgqa/flat_distributed.csv")[: args.limit]
+    pairs = load_kgqa_csv(dataset_csv)[: args.limit]
     out = {"index": stats, "index_build_s": round(build_s, 2), "questions": len(pairs)}
     for strategy in ("direct", "traversal"):
         retr.use_topic = strategy == "traversal"
         retr.retrieve(pairs[0].question, pairs[0].topic_entity_id)  # warm-up (model, path records)
-        lat, rec, maps = [], [], []
+        lat, rec, maps, n_ctx = [], [], [], []
         for p in pairs:
             t = time.perf_counter()
             r = retr.retrieve(p.question, p.topic_entity_id, p.topic_entity_value)
             lat.append(time.perf_counter() - t)
+            n_ctx.append(len(r.contexts))
             a, b = metrics(r.context_strings, list(p.golden_triples))
             rec.append(a)
             maps.append(b)
@@ -95,7 +100,7 @@ def main() -> None:
         out[strategy] = {"latency_median_s": round(statistics.median(lat), 3),
                          "latency_p95_s": round(lat[int(0.95 * (len(lat) - 1))], 3),
                          "recall": round(statistics.mean(rec), 4), "map@10": round(statistics.mean(maps), 4),
-                         "mean_contexts": None}
+                         "mean_contexts": round(statistics.mean(n_ctx), 1)}
     out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     print(json.dumps(out, indent=1))
 

@@ -15,6 +15,7 @@ from hublab.retrievers.base import Context, Resources, RetrievalResult, Retrieve
 from hublab.retrievers.hublink.answer import HubContext, filter_triples, final_answer, paper_meta, partial_answers
 from hublab.retrievers.hublink.hubs import HubDetector, find_hub_roots
 from hublab.retrievers.hublink.indexing import HubIndex, IndexSettings
+from hublab.retrievers.hublink.linking import NoLinker, SourceLinker
 from hublab.retrievers.hublink.question import ProcessedQuestion, Vocabulary, process_question
 from hublab.retrievers.hublink.search import Hub, HubSearch, prune_hubs
 from hublab.retrievers.registry import register
@@ -44,6 +45,7 @@ class HubLinkRetriever(Retriever):
         max_output_triples: int | None = None,
         max_workers: int = 8,
         auto_index: bool = True,
+        source_linker: SourceLinker | None = None,
         **extra: Any,
     ) -> None:
         super().__init__(resources, **extra)
@@ -62,6 +64,7 @@ class HubLinkRetriever(Retriever):
         self.max_output = max_output_triples
         self.max_workers = max_workers
         self.auto_index = auto_index
+        self.linker: SourceLinker = source_linker or NoLinker()
         hub_types = hub_types or ["Paper"]
         self.detector = HubDetector(resources.graph, hub_types)
         settings = IndexSettings(hub_types, indexing_root_entity_ids or ["R659055"], int(max_hub_path_length),
@@ -162,7 +165,8 @@ class HubLinkRetriever(Retriever):
             triples: list[str] = []
             for r in recs:
                 triples.extend(t for t in r["triples"] if t not in triples)
-            contexts.append(HubContext(h.root, title, doi, h.score, [r["path_text"] for r in recs], triples))
+            linked = self.linker.link(q.question, h.root, title, doi)
+            contexts.append(HubContext(h.root, title, doi, h.score, [r["path_text"] for r in recs] + linked, triples))
         partials = partial_answers(q.question, contexts, self.resources.llm, common, max_workers=self.max_workers)
         if not partials:
             return RetrievalResult(reason="no hub produced a partial answer")
