@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
 
 from hublab.pipeline.config import PipelineConfig
 from hublab.retrievers.base import Context, RetrievalResult, Retriever
@@ -15,23 +14,13 @@ from hublab.retrievers.registry import register
 
 @pytest.fixture()
 def project(tmp_path: Path, shared: Path, gv3_orkg_graph, monkeypatch) -> Path:
+    from conftest import make_project
+
     from hublab.config import _load_params
     from hublab.datasets.kgqa_csv import load_kgqa_csv
-    from hublab.datasets.model import write_jsonl
 
-    root = tmp_path / "proj"
-    params = yaml.safe_load((Path(__file__).resolve().parents[1] / "params.yaml").read_text())
-    params["paths"].update({"shared": str(shared), "thesis_results": str(shared / "reference/thesis_results"),
-                            "snapshots": "data/snapshots", "graphs": "data/graphs", "datasets": "data/kgqa",
-                            "indices": "models", "cache": ".cache"})
-    root.mkdir()
-    (root / "params.yaml").write_text(yaml.safe_dump(params))
-    gv3_orkg_graph.save(root / "data/snapshots/gv3_orkg.ttl")
     pairs = load_kgqa_csv(shared / "data/kgqa/flat_distributed.csv")[:4]
-    write_jsonl(pairs, root / "data/kgqa/gv3_orkg.jsonl")
-    monkeypatch.setenv("HUBLAB_ROOT", str(root))
-    _load_params.cache_clear()
-    yield root
+    yield make_project(tmp_path / "proj", shared, gv3_orkg_graph, pairs, monkeypatch)
     _load_params.cache_clear()
 
 
