@@ -10,7 +10,6 @@ import pytest
 @pytest.fixture()
 def project(tmp_path: Path, shared: Path, gv3_orkg_graph, monkeypatch) -> Path:
     from conftest import make_project
-
     from hublab.config import _load_params
     from hublab.datasets.kgqa_csv import load_kgqa_csv
     from hublab.graph.rdf import RdfKnowledgeGraph

@@ -15,7 +15,6 @@ from hublab.retrievers.registry import register
 @pytest.fixture()
 def project(tmp_path: Path, shared: Path, gv3_orkg_graph, monkeypatch) -> Path:
     from conftest import make_project
-
     from hublab.config import _load_params
     from hublab.datasets.kgqa_csv import load_kgqa_csv
 
