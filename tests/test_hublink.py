@@ -11,7 +11,8 @@ import pytest
 from baseline_support import make_embedder, make_vector_store
 from hublab.graph.model import Knowledge, Triple
 from hublab.graph.rdf import RdfKnowledgeGraph
-from hublab.retrievers.base import Resources
+from hublab.llm.base import LLM, LLMResponse
+from hublab.retrievers.base import Resources, RetrievalResult
 from hublab.retrievers.hublink.hubs import HubDetector, all_hub_roots, hub_paths
 from hublab.retrievers.hublink.search import Hub, HubSearch, PathHit, hub_score, prune_hubs
 from hublab.retrievers.registry import get_retriever_class
@@ -147,3 +148,153 @@ def test_gv3_export_hubs_and_paths(gv3_orkg_graph):
             assert len(nodes) == len(set(nodes))
             assert not any(det.is_hub_root(n) for n in nodes[1:-1])
     assert total > 100
+
+
+# ---------------------------------------------------------------- path enumeration, hub score, bad input
+
+
+def test_hub_paths_acyclic_with_cycle_present_and_max_length():
+    root, a, b = K("P1", "Paper 1", "Paper"), K("A", "node a"), K("B", "node b")
+    g = RdfKnowledgeGraph.from_triples([
+        Triple(root, "has", a), Triple(a, "next", b), Triple(b, "back", a),  # cycle A -> B -> A
+        Triple(b, "root again", root),  # cycle back to the hub root
+    ], name="cyclic")
+    det = HubDetector(g, ["Paper"])
+    paths = hub_paths(g, det, "P1")
+    assert paths  # terminates despite the cycles
+    for p in paths:
+        nodes = ["P1"] + [t.object.uid for t in p.triples]
+        assert len(nodes) == len(set(nodes)), nodes
+    assert {tuple(t.object.uid for t in p.triples) for p in paths} == {("A", "B")}
+    short = hub_paths(g, det, "P1", max_length=1)
+    assert [tuple(t.object.uid for t in p.triples) for p in short] == [("A",)]
+    assert all(len(p.triples) <= 1 for p in short)
+
+
+def test_hub_score_alpha_interpolates_mean_to_max():
+    s = [0.9, 0.5, 0.4]
+    assert hub_score(s, 0) == pytest.approx(sum(s) / len(s))
+    values = [hub_score(s, a) for a in (0, 1, 5, 20, 200)]
+    assert values == sorted(values)  # monotone in alpha
+    assert values[-1] == pytest.approx(max(s), abs=1e-6)
+    assert hub_score([], 5) == float("-inf")
+
+
+def test_diversity_ranker_penalty_grows_per_repeat_and_ignores_non_triple_levels():
+    hub = Hub("A")
+    for ph, score, level, subj in [("1", 0.90, "triple", "S"), ("2", 0.89, "triple", "S"),
+                                   ("3", 0.88, "triple", "S"), ("4", 0.80, "path", "")]:
+        hub.add(PathHit(ph, "A", score, level, "t", subject=subj))
+    adjusted = {h.path_hash: h.score for h in HubSearch(None, "c", 10, 0.05).diversity_rank(hub)}
+    assert adjusted["1"] == pytest.approx(0.90)
+    assert adjusted["2"] == pytest.approx(0.89 - 0.05)
+    assert adjusted["3"] == pytest.approx(0.88 - 0.10)
+    assert adjusted["4"] == pytest.approx(0.80)
+
+
+def test_empty_question_gives_empty_valid_result(embedder, tmp_path):
+    r = _retriever(_graph(), embedder, tmp_path)
+    for q in ("", "   "):
+        res = r.retrieve(q)
+        assert res.contexts == [] and res.reason == "empty question"
+
+
+class _FlakyEmbedder:
+    """Delegates to a real embedder but raises on every call after the first (a crash mid-indexing)."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.name, self.dim, self.calls = inner, inner.name, inner.dim, 0
+
+    def embed(self, texts):
+        self.calls += 1
+        if self.calls > 1:
+            raise RuntimeError("simulated crash")
+        return self.inner.embed(texts)
+
+
+def test_crash_mid_indexing_leaves_usable_index_and_rerun_completes(embedder, tmp_path):
+    r = _retriever(_graph(), embedder, tmp_path)
+    r.hub_index.embedder = _FlakyEmbedder(embedder)
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        r.hub_index.build(progress=False, batch_hubs=1)
+    assert r.hub_index.is_built() and len(r.hub_index.manifest()) == 1  # first batch committed
+    res = r.retrieve("Which research method does the study use?")
+    assert res.contexts and res.reason is None
+    r.hub_index.embedder = embedder
+    rerun = r.hub_index.build(progress=False, batch_hubs=1)
+    assert rerun["hubs_reindexed"] == 1 and len(r.hub_index.manifest()) == 2
+    assert r.hub_index.build(progress=False)["hubs_reindexed"] == 0
+
+
+# ---------------------------------------------------------------- LLM that misbehaves
+
+
+class _GarbageLLM(LLM):
+    """Answers every prompt with junk: wrong JSON shapes, or a failed call."""
+
+    def __init__(self, mode: str) -> None:
+        super().__init__(model="garbage")
+        self.mode = mode
+
+    def _complete(self, prompt, *, json_schema, max_tokens, system):
+        if self.mode == "error":
+            return LLMResponse("", error="timeout")
+        data = {"components": "not a list", "partial_answer": 42, "relevant": "maybe", "ids": "nope"}
+        return LLMResponse("}{ ### not json", data=data if json_schema else None)
+
+
+@pytest.mark.parametrize("mode", ["malformed", "error"])
+def test_garbage_llm_still_gives_valid_result(embedder, tmp_path, mode):
+    g = _graph()
+    res = Resources(graph=g, embedder=embedder, llm=_GarbageLLM(mode),
+                    vector_store=make_vector_store(tmp_path / "hl.db"), index_name="tiny", cache_dir=str(tmp_path))
+    r = get_retriever_class("hublink")(res, max_workers=2)
+    r.index(progress=False)
+    out = r.retrieve("Which research method does the self-adaptive systems survey use?", topic_entity_id="R659055")
+    assert isinstance(out, RetrievalResult)
+    assert out.contexts and out.answer and out.sources  # each step fell back to its LLM-free form
+    assert any("systematic literature review" in c.text for c in out.contexts)
+
+
+# ---------------------------------------------------------------- real GV3 subgraph (10 papers)
+
+
+@pytest.fixture(scope="module")
+def gv3_small(gv3_orkg_graph, tmp_path_factory):
+    """A 10-paper subgraph of the ORKG GV3 export (every triple on the papers' hub paths, which includes the
+    edge to the research field R659055) indexed once with the pipeline's factories."""
+    from hublab.embedding.factory import build_embedder
+    from hublab.llm.factory import build_llm
+    from hublab.vectorstore.factory import build_vector_store
+
+    full = gv3_orkg_graph
+    det = HubDetector(full, ["Paper"])
+    papers = all_hub_roots(full, det, ["R659055"])[:10]
+    triples = {t.render(): t for p in papers for hp in hub_paths(full, det, p) for t in hp.triples}
+    g = RdfKnowledgeGraph.from_triples(list(triples.values()), name="gv3_small")
+    tmp = tmp_path_factory.mktemp("gv3_small")
+    res = Resources(graph=g, embedder=build_embedder({"model": "all-MiniLM-L6-v2", "device": "cpu"}, tmp),
+                    llm=build_llm({"backend": "none"}), vector_store=build_vector_store(None, tmp / "x.db"),
+                    index_name="gv3_small", cache_dir=str(tmp))
+    r = get_retriever_class("hublink")(res)
+    stats = r.index(progress=False)
+    return g, papers, r, stats
+
+
+def test_gv3_subgraph_index_stats(gv3_small):
+    g, papers, r, stats = gv3_small
+    assert stats["hubs"] == 10 and stats["hubs_reindexed"] == 10 and stats["paths"] > 10
+    assert r.index(progress=False)["hubs_reindexed"] == 0
+
+
+@pytest.mark.parametrize("topic", [None, "R659055"])
+def test_gv3_one_hop_venue_question(gv3_small, topic):
+    g, papers, r, _ = gv3_small
+    paper = papers[3]
+    title = g.entity(paper).text
+    venue = next(t for t in g.outgoing(paper) if t.predicate == "venue")
+    res = r.retrieve(f"In which venue has the paper with the title '{title}' been published?",
+                     topic_entity_id=topic)
+    got = [(c.triple.subject.uid, c.triple.predicate, c.triple.object.uid) for c in res.contexts if c.triple]
+    assert (paper, "venue", venue.object.uid) in got[:10], (res.reason, got[:10])
+    assert any(s["id"] == paper for s in res.sources)

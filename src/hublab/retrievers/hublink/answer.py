@@ -41,18 +41,26 @@ def paper_meta(graph: KnowledgeGraph, root: str) -> tuple[str, str | None]:
 
 def partial_answers(question: str, hubs: list[HubContext], llm: LLM | None, common: str, *,
                     max_workers: int = 8) -> list[Partial]:
+    def extractive(h: HubContext) -> Partial | None:
+        # LLM-free: a hub contributes when it has matched paths; its best facts are the partial answer
+        return Partial(h, "; ".join(h.path_texts[:3])) if h.path_texts else None
+
     if llm is None or llm.is_llm_free:
-        # extractive: a hub contributes when it has matched paths; its best facts are the partial answer
-        return [Partial(h, "; ".join(h.path_texts[:3])) for h in hubs if h.path_texts]
+        return [p for p in map(extractive, hubs) if p is not None]
 
     def one(h: HubContext) -> Partial | None:
         texts = "\n".join(f"- {pt}\n  triples: {', '.join(h.triples[:6])}" for pt in h.path_texts)
         r = llm.complete(prompts.PARTIAL.format(question=question, common_information=common or "-", texts=texts),
                          json_schema=prompts.PARTIAL_SCHEMA, max_tokens=300)
-        if r.error is not None or not isinstance(r.data, dict):
+        data = r.data if r.error is None else None
+        text = data.get("partial_answer") if isinstance(data, dict) else None
+        if not isinstance(text, str):  # failed call or malformed JSON: degrade to the LLM-free step
+            return extractive(h)
+        relevant = data.get("relevant", True)
+        if relevant is False or str(relevant).strip().lower() == "false":
             return None
-        text = str(r.data.get("partial_answer", "")).strip()
-        if not r.data.get("relevant", True) or not text or INSUFFICIENT in text.lower():
+        text = text.strip()
+        if not text or INSUFFICIENT in text.lower():
             return None
         return Partial(h, text)
 

@@ -82,8 +82,10 @@ def process_question(question: str, embedder: Embedder, *, llm: LLM | None, voca
         if llm is not None and not llm.is_llm_free:
             r = llm.complete(prompts.COMPONENTS.format(question=question), json_schema=prompts.COMPONENTS_SCHEMA,
                              max_tokens=200)
-            if r.error is None and isinstance(r.data, dict):
-                comps = [str(c).strip() for c in r.data.get("components", []) if str(c).strip()][:12]
+            raw = r.data.get("components") if r.error is None and isinstance(r.data, dict) else None
+            if isinstance(raw, list):  # malformed output (a string, a number, ...) falls back to the rules
+                comps = [str(c).strip() for c in raw if isinstance(c, (str, int, float)) and str(c).strip()]
+                comps = list({c.lower(): c for c in reversed(comps)}.values())[::-1][:12]  # dedupe, keep order
         if not comps and vocab is not None:  # LLM-free, or the LLM failed: rules
             comps = rule_components(question, vocab)
     vectors = embedder.embed([question, *comps])
