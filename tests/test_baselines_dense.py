@@ -8,9 +8,9 @@ from baseline_support import MemoryVectorStore, ScriptedLLM, make_embedder
 from hublab.graph.model import parse_triple_string
 from hublab.graph.rdf import RdfKnowledgeGraph
 from hublab.retrievers.base import Resources
-from hublab.retrievers.lexical import rrf
+from hublab.retrievers.components.fusion import rrf
 from hublab.retrievers.registry import build_retriever
-from hublab.retrievers.units import Unit, paper_subgraph, papers_under
+from hublab.retrievers.components.units import Unit, paper_subgraph, papers_under
 
 ROOT = "R659055"
 PAPER = "R872741"
@@ -42,7 +42,7 @@ def gv3_small(gv3_orkg_graph):
 
 @pytest.fixture()
 def res(gv3_small, embedder):
-    return Resources(graph=gv3_small, embedder=embedder, index_name="t")
+    return Resources(graph=gv3_small, embedder=embedder, index_name="t", root_entity_ids=["R659055"])
 
 
 def test_paper_subgraph_follows_both_directions_but_stops_at_hubs(gv3_orkg_graph):
@@ -111,7 +111,7 @@ def test_sparse_dense_hybrid_find_golden_triple(res, name, params):
 
 def test_rrf_fuses_by_rank_not_score():
     a, b, c = (Unit(k, k) for k in "abc")
-    fused = rrf([[(a, 100.0), (b, 50.0)], [(b, 0.9), (c, 0.8)]], k=60)
+    fused = rrf([[a, b], [b, c]], key=lambda u: u.key, k=60)
     assert [u.key for u, _ in fused] == ["b", "a", "c"]
     assert fused[0][1] == pytest.approx(1 / 62 + 1 / 61)
 

@@ -333,7 +333,7 @@ def test_cli_compare_and_stats(tmp_path):
     from typer.testing import CliRunner
 
     import hublab.cli  # noqa: F401  (registers the command modules)
-    from hublab.cliapp import app
+    from hublab.cli.app import app
 
     _tiny(("R1", "R2", "L1", "L2"), "2020", extra=False).save(tmp_path / "a.ttl")
     _tiny(("R5", "R6", "L5", "L6"), "2021", extra=False).save(tmp_path / "b.ttl")

@@ -197,7 +197,7 @@ def test_datasets_command_on_snapshot(tmp_path, shared, monkeypatch):
     from typer.testing import CliRunner
 
     import hublab.cli  # noqa: F401 - registers the command modules
-    from hublab.cliapp import app
+    from hublab.cli.app import app
 
     params = (
         f"paths:\n  orkg_export: {shared}/data/orkg/gv3_flat_distributed.json\n  kgqa_dir: {shared}/data/kgqa\n"

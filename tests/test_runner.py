@@ -36,7 +36,7 @@ def test_fixed_contexts_give_known_metrics_and_a_complete_mlflow_run(project: Pa
 
     from hublab.datasets.model import read_jsonl
     from hublab.tracking.mlflow_log import tracking_uri
-    from hublab.tracking.runner import run_experiment
+    from hublab.experiment.runner import run_experiment
 
     pairs = read_jsonl(project / "data/kgqa/gv3_orkg.jsonl")
     g0, g1, g2 = (list(p.golden_triples) for p in pairs[:3])
@@ -73,7 +73,7 @@ CALLS: list[str] = []
 class CrashyRetriever(Retriever):
     crash_on: int | None = 2
 
-    def retrieve(self, question, topic_entity_id=None, topic_entity_value=None) -> RetrievalResult:
+    def _retrieve(self, question, topic_entity_id, topic_entity_value) -> RetrievalResult:
         CALLS.append(question)
         if CrashyRetriever.crash_on is not None and len(CALLS) == CrashyRetriever.crash_on + 1:
             CrashyRetriever.crash_on = None
@@ -83,7 +83,7 @@ class CrashyRetriever(Retriever):
 
 
 def test_killed_run_resumes_without_recomputing(project: Path):
-    from hublab.tracking.runner import run_experiment
+    from hublab.experiment.runner import run_experiment
 
     cfg = PipelineConfig.from_dict({"name": "crashy", "retriever": {"type": "crashy"}})
     CALLS.clear()
@@ -103,7 +103,7 @@ def test_killed_run_resumes_without_recomputing(project: Path):
 
 def test_wrong_graph_for_dataset_is_refused(project: Path):
     from hublab.errors import InputError
-    from hublab.tracking.runner import run_experiment
+    from hublab.experiment.runner import run_experiment
 
     cfg = PipelineConfig.from_dict({"name": "c", "retriever": {"type": "crashy"}})
     with pytest.raises(InputError, match="golden triple ids"):

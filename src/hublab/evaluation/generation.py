@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from hublab.llm.base import llm_free
+
 CITATION_LIST = re.compile(r"\n\[\d+\][\s\S]*$")
 NON_LLM = ("bleu", "rouge", "bertscore", "semantic_similarity", "non_llm_string_similarity")
 LLM_JUDGED = ("faithfulness", "factual_correctness", "answer_relevancy", "instruction_following")
@@ -117,7 +119,7 @@ class GenerationEvaluator:
             o["semantic_similarity"] = round(float(x @ y), 4)
 
     def _instruction_following(self, out, rows, answers) -> None:
-        if self.llm is None or getattr(self.llm, "is_llm_free", True):
+        if llm_free(self.llm):
             self.skipped["instruction_following"] = "no judge LLM configured (evaluation.judge_llm)"
             for o in out:
                 o["instruction_following"] = None

@@ -1,8 +1,8 @@
 """STaRK-family retrieval metrics (binary Hit@k, Recall@k, MRR) under their own names, so they can be
 reported next to the thesis's fractional Hits@k. Works on any hashable items: node ids or triple strings.
 
-The STaRK adapter's ``hublab.stark.metrics`` computes the same quantities for node-id rankings; this module
-is the evaluation-layer entry point used by the experiment runner.
+One module for both users: the experiment runner (``stark_*`` names next to the thesis metrics) and the
+STaRK benchmark adapter (STaRK's own names via ``query_metrics``), spec/stark_4step.md §1.9.
 """
 
 from __future__ import annotations
@@ -34,5 +34,5 @@ def query_metrics(ranked: Sequence[Hashable], gold: Sequence[Hashable]) -> dict[
 
 def mean_metrics(rows: list[dict[str, float]]) -> dict[str, float]:
     if not rows:
-        return {}
+        return {"hit@1": 0.0, "hit@5": 0.0, "recall@20": 0.0, "mrr": 0.0}
     return {k: sum(r[k] for r in rows) / len(rows) for k in rows[0]}

@@ -18,6 +18,11 @@ class KnowledgeGraph(ABC):
     """
 
     name: str = "graph"
+    #: Optional capabilities, declared here so retrievers never probe backends with ``getattr``.
+    #: ``answers_with_nodes``: a STaRK-style SKB whose answers are node ids, not triples.
+    answers_with_nodes: bool = False
+    #: Node types a node-level retriever ranks (STaRK's candidate set); None = every node.
+    candidate_types: list[str] | None = None
 
     @abstractmethod
     def entity(self, uid: str) -> Knowledge | None:
@@ -46,6 +51,10 @@ class KnowledgeGraph(ABC):
     @abstractmethod
     def sparql(self, query: str) -> list[dict[str, str]]:
         """Run a SPARQL SELECT and return rows as {variable: value} dicts."""
+
+    def document(self, uid: str) -> str | None:
+        """A node's own text document when the backend has one (STaRK SKBs); None = use its label."""
+        return None
 
     # ---- derived helpers (backends may override for speed) ----
     def types(self, uid: str) -> tuple[str, ...]:

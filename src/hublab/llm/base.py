@@ -71,3 +71,8 @@ class LLM(ABC):
         with self._lock:
             u, self.usage = self.usage, TokenUsage()
         return u
+
+
+def llm_free(llm: LLM | None) -> bool:
+    """No LLM configured, or the configured one is the deterministic ``none`` backend: use the LLM-free path."""
+    return llm is None or llm.is_llm_free

@@ -85,6 +85,12 @@ class PipelineConfig:
                     raise InputError("secrets must not be in config files; name an environment variable "
                                      f"instead (e.g. {k}_env: MY_VAR)", file=source, field=f"{key}.{k}")
             sections[key] = copy.deepcopy(val)
+        from hublab.retrievers.registry import validate_retriever
+
+        params = validate_retriever(retr["type"], params, source=source)
+        k = (sections.get("evaluation") or {}).get("k", 10)
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise InputError(f"expected a positive integer, got {k!r}", file=source, field="evaluation.k")
         cfg = cls(name=str(data.get("name") or Path(source).stem), retriever_type=retr["type"],
                   retriever_params=copy.deepcopy(params), description=str(data.get("description", "")),
                   source=source)

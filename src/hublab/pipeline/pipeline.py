@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from hublab.llm.base import LLM, TokenUsage
+from hublab.llm.base import LLM, TokenUsage, llm_free
 from hublab.pipeline import prompts
 from hublab.pipeline.config import PipelineConfig
 from hublab.retrievers.base import Context, RetrievalResult, Retriever
@@ -31,7 +31,7 @@ class PipelineOutput:
         return [c.text for c in self.contexts]
 
 
-def extractive_answer(contexts: list[Context], limit: int = 5) -> str:
+def facts_answer(contexts: list[Context], limit: int = 5) -> str:
     """LLM-free answer: the top triples, verbalised. Honest about being extractive."""
     if not contexts:
         return "No relevant information was found in the knowledge graph."
@@ -52,7 +52,7 @@ class Pipeline:
         if not getattr(self.cfg, pipe, {}).get("enabled"):
             return None
         llm = self.llms.get(pipe)
-        return None if llm is None or llm.is_llm_free else llm
+        return None if llm_free(llm) else llm
 
     def all_llms(self) -> list[LLM]:
         seen: dict[int, LLM] = {}
@@ -92,7 +92,7 @@ class Pipeline:
             else:
                 notes.append(f"generation failed: {r.error}")
         if not answer:
-            answer = extractive_answer(contexts)
+            answer = facts_answer(contexts)
         return PipelineOutput(question, q, contexts, answer, res.reason, res.sources, notes,
                               time.perf_counter() - t0)
 
@@ -117,7 +117,7 @@ def build_pipeline(cfg: PipelineConfig, graph_name: str, settings: Any = None) -
     from hublab.retrievers.registry import build_retriever
 
     resources = build_resources(cfg, graph_name, settings=settings)
-    retriever = build_retriever(cfg.retriever_type, resources, cfg.retriever_params)
+    retriever = build_retriever(cfg.retriever_type, resources, cfg.retriever_params, source=cfg.source)
     llms = {p: (pipe_llm(cfg, p, settings) if getattr(cfg, p).get("enabled") else None)
             for p in ("pre_retrieval", "post_retrieval", "generation")}
     return Pipeline(cfg, retriever, pipe_llms=llms)

@@ -77,8 +77,9 @@ def build_resources(cfg: PipelineConfig, graph_name: str, *, settings: Settings 
             _CACHE[vkey] = build_vector_store(cfg.vector_store, db_path)
         store = _CACHE[vkey]
     index_name = _slug(f"{cfg.retriever_type}_{graph_name}_{embedder.name}").lower()
+    roots = st.section("graphs").get("research_field_id")
     return Resources(graph=graph, embedder=embedder, llm=llm, vector_store=store, index_name=index_name,
-                     cache_dir=str(cache_dir))
+                     cache_dir=str(cache_dir), index_dir=str(db_path.parent), root_entity_ids=[roots] if roots else [])
 
 
 def pipe_llm(cfg: PipelineConfig, pipe: str, settings: Settings | None = None):

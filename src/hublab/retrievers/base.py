@@ -6,11 +6,16 @@ runs over rdflib or a SPARQL endpoint, Milvus Lite or a cluster, OpenAI or llama
 
 from __future__ import annotations
 
+import inspect
+import typing
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
+
+import pydantic
 
 from hublab.embedding.base import Embedder
+from hublab.errors import InputError
 from hublab.graph.base import KnowledgeGraph
 from hublab.graph.model import Triple
 from hublab.llm.base import LLM
@@ -49,22 +54,81 @@ class Resources:
     vector_store: VectorStore | None = None
     index_name: str = ""  # collection/namespace for this graph + retriever config
     cache_dir: str | None = None
+    index_dir: str | None = None  # folder for a retriever's own index files (manifests), versioned with the index
+    root_entity_ids: list[str] = field(default_factory=list)  # the graph's entry points (ORKG research field)
 
 
 class Retriever(ABC):
-    """A KGQA retriever. Must return the triples it used (thesis §7.1.4), ranked best first."""
+    """A KGQA retriever. Must return the triples it used (thesis §7.1.4), ranked best first.
 
-    name: str = "retriever"
+    A method declares its parameters as keyword-only arguments of ``__init__`` (types, defaults and ranges
+    via ``Annotated[..., pydantic.Field(...)]``); :meth:`validate_params` checks a pipeline's
+    ``retriever.params`` against them before anything runs. A method implements :meth:`_retrieve`; the
+    common preamble (empty question, output bound) lives in :meth:`retrieve`.
+    """
+
+    name: ClassVar[str] = "retriever"
 
     def __init__(self, resources: Resources, **params: Any) -> None:
         self.resources = resources
         self.params = params
 
+    # ------------------------------------------------------------ parameters
+    @classmethod
+    def declared_params(cls) -> dict[str, tuple[Any, Any]]:
+        """``{name: (type, default)}`` of every keyword-only ``__init__`` parameter along the class chain
+        (a subclass that forwards ``**params`` to its parent inherits the parent's parameters)."""
+        out: dict[str, tuple[Any, Any]] = {}
+        for klass in cls.__mro__:
+            if klass is Retriever or not issubclass(klass, Retriever) or "__init__" not in vars(klass):
+                continue
+            init = vars(klass)["__init__"]
+            try:
+                hints = typing.get_type_hints(init, include_extras=True)
+            except Exception:  # noqa: BLE001 - an unresolvable annotation is checked as Any
+                hints = {}
+            sig = inspect.signature(init)
+            for p in sig.parameters.values():
+                if p.kind is p.KEYWORD_ONLY and p.name not in out:
+                    default = ... if p.default is p.empty else p.default
+                    out[p.name] = (hints.get(p.name, Any), default)
+            if not any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
+                break
+        return out
+
+    @classmethod
+    def validate_params(cls, params: dict[str, Any], *, source: str | None = None) -> dict[str, Any]:
+        """Check names, types and ranges; return the given parameters with values coerced to their types.
+
+        Raises :class:`InputError` naming the pipeline file and ``retriever.params.<key>``, listing valid keys.
+        """
+        declared = cls.declared_params()
+        valid = ", ".join(sorted(declared)) or "(none)"
+        if not isinstance(params, dict):
+            raise InputError("expected a mapping", file=source, field="retriever.params")
+        unknown = sorted(set(params) - set(declared))
+        if unknown:
+            raise InputError(f"unknown parameter for retriever {cls.name!r}; valid: {valid}", file=source,
+                             field=f"retriever.params.{unknown[0]}")
+        model = pydantic.create_model(  # type: ignore[call-overload]
+            f"{cls.__name__}Params",
+            __config__=pydantic.ConfigDict(extra="forbid", arbitrary_types_allowed=True),
+            **declared,
+        )
+        try:
+            checked = model(**params)
+        except pydantic.ValidationError as exc:
+            err = exc.errors()[0]
+            key = ".".join(str(p) for p in err.get("loc", ()))
+            raise InputError(f"{err.get('msg', 'invalid value')} (got {err.get('input')!r})", file=source,
+                             field=f"retriever.params.{key}") from None
+        return {k: getattr(checked, k) for k in params}
+
+    # ------------------------------------------------------------ lifecycle
     def index(self, *, progress: bool = True) -> dict[str, Any]:
         """Build or update whatever index the retriever needs; return stats. Default: nothing."""
         return {}
 
-    @abstractmethod
     def retrieve(
         self,
         question: str,
@@ -72,3 +136,12 @@ class Retriever(ABC):
         topic_entity_value: str | None = None,
     ) -> RetrievalResult:
         """Never raises on bad input: returns an empty-but-valid result with ``reason`` set."""
+        if not isinstance(question, str) or not question.strip():
+            return RetrievalResult(reason="empty question")
+        return self._retrieve(question, topic_entity_id, topic_entity_value)
+
+    @abstractmethod
+    def _retrieve(
+        self, question: str, topic_entity_id: str | None, topic_entity_value: str | None
+    ) -> RetrievalResult:
+        """The method itself; ``question`` is non-empty."""

@@ -1,54 +1,74 @@
-"""Registry of retriever types: ``@register("hublink")`` on a Retriever subclass makes it buildable
-from a pipeline YAML by ``retriever_type``."""
+"""Registry of retriever methods: each module (or sub-package) in :mod:`hublab.retrievers.methods` *is*
+one method, and its name is the pipeline's ``retriever.type``. Adding a method is adding a file.
+
+Modules are imported lazily, so a pipeline loads only the method it uses (and its heavy dependencies).
+"""
 
 from __future__ import annotations
 
 import importlib
+import inspect
+import pkgutil
 from typing import Any
 
 from hublab.errors import InputError
+from hublab.retrievers import methods
 from hublab.retrievers.base import Resources, Retriever
 
-_REGISTRY: dict[str, type[Retriever]] = {}
-
-# Modules that register retrievers when imported (lazy, so unused heavy deps are not loaded).
-_MODULES = {
-    "fixed": "hublab.retrievers.simple",
-    "vector": "hublab.retrievers.simple",
-    "hublink": "hublab.retrievers.hublink.retriever",
-    "difar": "hublab.retrievers.difar",
-    "bm25": "hublab.retrievers.lexical",
-    "hybrid": "hublab.retrievers.lexical",
-    "vss": "hublab.retrievers.vss",
-    "fidelis": "hublab.retrievers.fidelis",
-    "mindmap": "hublab.retrievers.mindmap",
-    "tog": "hublab.retrievers.tog",
-    "structgpt": "hublab.retrievers.structgpt",
-    "four_step_focus": "hublab.retrievers.four_step_focus",
-}
+_CACHE: dict[str, type[Retriever]] = {}
+_PLUGINS: dict[str, type[Retriever]] = {}
 
 
 def register(name: str):
+    """Register a method defined *outside* this package (a plugin, a test double) under ``name``.
+    Methods inside ``retrievers/methods/`` need no registration: their file is it."""
+
     def deco(cls: type[Retriever]) -> type[Retriever]:
-        _REGISTRY[name] = cls
         cls.name = name
+        _PLUGINS[name] = cls
         return cls
 
     return deco
 
 
-def get_retriever_class(name: str) -> type[Retriever]:
-    if name not in _REGISTRY and name in _MODULES:
-        importlib.import_module(_MODULES[name])
-    if name not in _REGISTRY:
-        known = sorted(set(_REGISTRY) | set(_MODULES))
-        raise InputError(f"unknown retriever_type {name!r}; known: {', '.join(known)}", field="retriever_type")
-    return _REGISTRY[name]
-
-
-def build_retriever(name: str, resources: Resources, params: dict[str, Any]) -> Retriever:
-    return get_retriever_class(name)(resources, **params)
-
-
 def available() -> list[str]:
-    return sorted(set(_REGISTRY) | set(_MODULES))
+    """Every method name (the module names under ``retrievers/methods/``, plus plugins), sorted."""
+    names = {m.name for m in pkgutil.iter_modules(methods.__path__) if not m.name.startswith("_")}
+    return sorted(names | set(_PLUGINS))
+
+
+def get_retriever_class(name: str) -> type[Retriever]:
+    """The one concrete :class:`Retriever` subclass defined in ``retrievers/methods/<name>``."""
+    if name in _PLUGINS:
+        return _PLUGINS[name]
+    if name in _CACHE:
+        return _CACHE[name]
+    known = available()
+    if name not in known:
+        raise InputError(f"unknown retriever type {name!r}; valid: {', '.join(known)}", field="retriever.type")
+    mod = importlib.import_module(f"{methods.__name__}.{name}")
+    found = [
+        obj for obj in vars(mod).values()
+        if inspect.isclass(obj) and issubclass(obj, Retriever) and not inspect.isabstract(obj)
+        and obj.__module__.startswith(mod.__name__)
+    ]
+    if len(found) != 1:
+        raise TypeError(f"{mod.__name__} must define exactly one concrete Retriever, found {found}")
+    cls = found[0]
+    cls.name = name
+    _CACHE[name] = cls
+    return cls
+
+
+def validate_retriever(name: str, params: dict[str, Any], *, source: str | None = None) -> dict[str, Any]:
+    """Check a pipeline's ``retriever`` section before anything runs (see :meth:`Retriever.validate_params`)."""
+    try:
+        cls = get_retriever_class(name)
+    except InputError as exc:
+        raise InputError(exc.detail, file=source, field="retriever.type") from None
+    return cls.validate_params(params, source=source)
+
+
+def build_retriever(name: str, resources: Resources, params: dict[str, Any], *,
+                    source: str | None = None) -> Retriever:
+    return get_retriever_class(name)(resources, **validate_retriever(name, params, source=source))

@@ -11,7 +11,7 @@ from hublab.tuning.study import RECALL, TrialRequest
 
 def runner_evaluator(graph: str, dataset: str, *, limit: int | None, experiment: str, settings: Settings,
                      prune_every: int = 10, objective: str = RECALL, track_carbon: bool = True):
-    from hublab.tracking.runner import run_experiment
+    from hublab.experiment.runner import run_experiment
 
     def evaluate(req: TrialRequest) -> dict[str, float]:
         cfg = PipelineConfig.from_dict(req.config, source=f"trial {req.name}")

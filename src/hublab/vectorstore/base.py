@@ -8,6 +8,19 @@ from typing import Any
 
 import numpy as np
 
+#: Distance metrics by their pipeline names → the store's names (Milvus: COSINE, L2, IP).
+METRICS = {"cosine": "COSINE", "l2": "L2", "ip": "IP"}
+
+
+def metric_name(name: str) -> str:
+    """The store's metric name for a pipeline ``distance_metric`` (case-insensitive)."""
+    key = str(name).strip().lower()
+    if key not in METRICS:
+        from hublab.errors import InputError
+
+        raise InputError(f"distance_metric must be one of {sorted(METRICS)}, got {name!r}", field="distance_metric")
+    return METRICS[key]
+
 
 @dataclass
 class SearchHit:

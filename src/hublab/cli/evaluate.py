@@ -1,0 +1,45 @@
+"""CLI: ``hublab eval-file`` (re-score a thesis-format predictions CSV)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from hublab.cli.app import app
+
+
+@app.command("eval-file")
+def eval_file_cmd(
+    predictions: Path = typer.Argument(..., help="Predictions CSV in the thesis's format."),
+    output: Path = typer.Option(..., "--output", help="Where to write the recomputed per-row metrics."),
+    generation: bool = typer.Option(True, "--generation/--no-generation", help="Also BLEU and ROUGE."),
+    compare: bool = typer.Option(False, "--compare", help="Print max |diff| per column vs the file's own values."),
+    k: int = typer.Option(10, "--k"),
+) -> None:
+    """Recompute retrieval (and BLEU/ROUGE) metrics per row under the reference's column names."""
+    import json
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from hublab.evaluation import conformance as cf
+
+    rows = cf.read_predictions(predictions, need_generation=generation)
+    ours = cf.recompute(rows, k=k, generation=generation)
+    cf.write_csv(ours, output)
+    con = Console()
+    con.print(f"wrote {len(ours)} rows to {output}")
+    if compare:
+        rep = cf.compare(rows, ours, k=k)
+        t = Table(title=f"{predictions.name}: recomputed vs reference")
+        for c in ("column", "max |diff|", "rows > 1e-6", "order-dependent", "unexplained"):
+            t.add_column(c)
+        for col, e in rep.items():
+            t.add_row(col, f"{e['max_abs_diff']:.2e}", str(e["rows_over_1e-6"]), str(e["order_dependent_rows"]),
+                      str(e["unexplained_rows"]))
+        con.print(t)
+        bad = {c: e for c, e in rep.items() if e["unexplained_rows"]}
+        if bad:
+            con.print(f"[red]unexplained differences:[/red] {json.dumps(bad)}")
+            raise typer.Exit(1)

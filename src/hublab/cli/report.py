@@ -1,0 +1,46 @@
+"""CLI: ``hublab report compare`` — every method on one graph in one table (MLflow + CSV + Markdown)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from hublab.cli.app import app
+
+report_app = typer.Typer(help="Reports across runs.", no_args_is_help=True)
+app.add_typer(report_app, name="report")
+
+
+@report_app.command("compare")
+def compare_cmd(
+    graph: str = typer.Option("gv3_orkg", "--graph"),
+    dataset: str = typer.Option("gv3_orkg", "--dataset"),
+    pipelines: list[Path] | None = typer.Option(None, "--pipelines", help="Default: all LLM-free pipelines."),
+    limit: int | None = typer.Option(None, "--limit"),
+    out: Path | None = typer.Option(None, "--out", help="Default reports/compare_<graph>."),
+    carbon: bool = typer.Option(True, "--carbon/--no-carbon"),
+) -> None:
+    """Run (or resume) each pipeline on the dataset and write one comparison table with the thesis's numbers."""
+    import mlflow
+    from rich.console import Console
+
+    from hublab.config import settings as load_settings
+    from hublab.experiment.compare import compare_methods, default_pipelines, markdown, write_report
+    from hublab.tracking import mlflow_log
+
+    st = load_settings()
+    chosen = list(pipelines) if pipelines else default_pipelines(st.root)
+    experiment = f"compare-{graph}"
+    res = compare_methods(chosen, graph, dataset, settings=st, limit=limit, experiment=experiment,
+                          include_llm=bool(pipelines), track_carbon=carbon)
+    out_dir = out or (st.root / "reports" / f"compare_{graph}")
+    csv_path, md_path = write_report(res, out_dir, graph, dataset)
+    exp_id = mlflow_log.setup(st.root, experiment)
+    with mlflow.start_run(experiment_id=exp_id, run_name=f"comparison {graph}/{dataset}"):
+        mlflow.log_params({"graph": graph, "dataset": dataset, "limit": str(limit),
+                           "pipelines": ",".join(p.name for p in chosen)[:6000]})
+        mlflow.log_artifact(str(csv_path))
+        mlflow.log_artifact(str(md_path))
+    Console().print(markdown(res, graph, dataset))
+    Console().print(f"wrote {csv_path} and {md_path}")

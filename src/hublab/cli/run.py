@@ -1,0 +1,115 @@
+"""CLI: ``hublab run``, ``hublab index``, ``hublab ask``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from hublab.cli.app import app
+
+
+@app.command("run")
+def run_cmd(
+    pipeline: Path = typer.Argument(..., help="Pipeline YAML (pipelines/*.yaml)."),
+    graph: str = typer.Option(..., "--graph", help="gv1..gv4 or gv3_orkg."),
+    dataset: str = typer.Option(..., "--dataset", help="gv1..gv4, gv3_orkg or reduced_gv1."),
+    limit: int | None = typer.Option(None, "--limit", help="Only the first N questions."),
+    output: Path | None = typer.Option(None, "--output", help="Write aggregate metrics JSON here."),
+    experiment: str | None = typer.Option(None, "--experiment", help="MLflow experiment name."),
+    resume: bool = typer.Option(True, "--resume/--no-resume", help="Reuse finished questions of this config."),
+    carbon: bool = typer.Option(True, "--carbon/--no-carbon", help="Track energy/emissions with CodeCarbon."),
+    report_dir: Path | None = typer.Option(None, "--report-dir",
+                                           help="Also write metrics.json + per-slice CSVs here (DVC metrics/plots)."),
+) -> None:
+    """Run a pipeline over a KGQA dataset, evaluate it and log one MLflow run (resumable)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from hublab.experiment.runner import KEY_METRICS, run_experiment
+    from hublab.pipeline.config import load_pipeline
+
+    cfg = load_pipeline(pipeline)
+    s = run_experiment(cfg, graph, dataset, limit=limit, experiment=experiment, resume=resume, track_carbon=carbon)
+    con = Console()
+    t = Table(title=f"{cfg.name} on {dataset} ({s.n_questions} questions) — MLflow run {s.run_id}")
+    t.add_column("metric")
+    t.add_column("value", justify="right")
+    for m in (*KEY_METRICS, "runtime", "llm_tokens", "emissions", "n_errors", "n_empty_results"):
+        if m in s.metrics:
+            t.add_row(m, f"{s.metrics[m]:.4f}")
+    con.print(t)
+    for m, why in s.skipped_metrics.items():
+        con.print(f"[yellow]skipped[/yellow] {m}: {why}")
+    if output:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(json.dumps(s.metrics, indent=1, sort_keys=True))
+    if report_dir:
+        from hublab.experiment.runner import slice_metrics
+        from hublab.tracking.artifacts import write_csv
+
+        report_dir.mkdir(parents=True, exist_ok=True)
+        (report_dir / "metrics.json").write_text(json.dumps(s.metrics, indent=1, sort_keys=True))
+        for field, groups in slice_metrics(s.per_question).items():
+            rows = [{"value": v, **{m: g.get(m) for m in KEY_METRICS}} for v, g in groups.items()]
+            write_csv(rows, report_dir / f"by_{field}.csv")
+
+
+@app.command("index")
+def index_cmd(
+    pipeline: Path = typer.Option(..., "--pipeline", help="Pipeline YAML."),
+    graph: str = typer.Option(..., "--graph", help="Graph name."),
+    stats_out: Path | None = typer.Option(None, "--stats", help="Write index stats JSON here (DVC metrics)."),
+) -> None:
+    """Build or incrementally update the retriever's index for a graph."""
+    import time
+
+    from hublab.pipeline.config import load_pipeline
+    from hublab.pipeline.resources import build_resources
+    from hublab.retrievers.registry import build_retriever
+
+    cfg = load_pipeline(pipeline)
+    t0 = time.perf_counter()
+    res = build_resources(cfg, graph)
+    retriever = build_retriever(cfg.retriever_type, res, cfg.retriever_params)
+    stats = dict(retriever.index(progress=True) or {})
+    stats["total_seconds"] = round(time.perf_counter() - t0, 3)
+    typer.echo(json.dumps(stats, indent=1, default=str))
+    if stats_out:
+        stats_out.parent.mkdir(parents=True, exist_ok=True)
+        stats_out.write_text(json.dumps(stats, indent=1, default=str))
+
+
+@app.command("ask")
+def ask_cmd(
+    question: str = typer.Argument(..., help="The question."),
+    pipeline: Path = typer.Option(..., "--pipeline", help="Pipeline YAML."),
+    graph: str = typer.Option(..., "--graph", help="Graph name."),
+    topic_entity: str | None = typer.Option(None, "--topic-entity", help="Entry entity id (e.g. R659055)."),
+    top: int = typer.Option(10, "--top", help="How many supporting triples to print."),
+) -> None:
+    """Answer one question; print the answer and the supporting triples with their source papers."""
+    from rich.console import Console
+
+    from hublab.pipeline.config import load_pipeline
+    from hublab.pipeline.pipeline import build_pipeline
+
+    cfg = load_pipeline(pipeline)
+    pipe = build_pipeline(cfg, graph)
+    graph_obj = pipe.retriever.resources.graph
+    topic_value = graph_obj.label(topic_entity) if topic_entity else None
+    out = pipe.run(question, topic_entity, topic_value)
+    con = Console()
+    con.print(f"[bold]Answer[/bold] ({out.runtime_s:.2f} s):\n{out.answer}\n")
+    if not out.contexts:
+        con.print(f"[yellow]No supporting triples.[/yellow] {out.reason or ''}")
+        return
+    con.print("[bold]Supporting triples[/bold]")
+    for i, c in enumerate(out.contexts[:top], start=1):
+        paper = graph_obj.paper_of(c.triple.subject.uid) if c.triple else None
+        src = f"  [dim]← {paper.text}[/dim]" if paper else ""
+        score = f" ({c.score:.3f})" if c.score is not None else ""
+        con.print(f"{i:>2}. {c.text}{score}{src}")
+    for note in out.notes:
+        con.print(f"[yellow]note:[/yellow] {note}")

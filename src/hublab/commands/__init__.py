@@ -1,1 +1,0 @@
-"""CLI command modules (data, graph, evaluate, retrieve, tune)."""

@@ -1,0 +1,128 @@
+"""A dense index over retrieval units: the configured vector store (Milvus) when there is one, else numpy.
+
+The store holds each unit's position and the corpus content hash; units themselves are rebuilt from the
+graph, so re-indexing is skipped when the collection already carries the same hash (incremental runs).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+import numpy as np
+
+from hublab.errors import InputError
+from hublab.retrievers.base import Resources
+from hublab.retrievers.components.units import Unit, content_hash
+from hublab.vectorstore.base import metric_name
+
+log = logging.getLogger(__name__)
+
+_BATCH = 1024
+
+
+def collection_name(*parts: str) -> str:
+    """Milvus names: letters, digits, underscores; must not start with a digit."""
+    raw = "_".join(p for p in parts if p)
+    name = re.sub(r"[^A-Za-z0-9_]", "_", raw)
+    if not name or name[0].isdigit():
+        name = "c_" + name
+    return name[:250]
+
+
+class DenseIndex:
+    """Embeds units once and answers top-k (optionally restricted to a subset of unit positions)."""
+
+    def __init__(self, resources: Resources, units: list[Unit], *, prefix: str, metric: str = "cosine") -> None:
+        if resources.embedder is None:
+            raise InputError("a dense retriever needs an embedder", field="embedder")
+        self.embedder = resources.embedder
+        self.store = resources.vector_store
+        self.units = units
+        self.metric = metric_name(metric)
+        self.hash = content_hash((u.key for u in units), self.embedder.name, self.metric)
+        self.collection = collection_name(prefix, resources.index_name or resources.graph.name, self.metric.lower())
+        self._matrix: np.ndarray | None = None
+        self._ready = False
+
+    # ------------------------------------------------------------ build
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        parts = [self.embedder.embed(texts[i : i + _BATCH]) for i in range(0, len(texts), _BATCH)]
+        if not parts:
+            return np.zeros((0, max(1, int(self.embedder.dim or 1))), dtype=np.float32)
+        return np.asarray(np.vstack(parts), dtype=np.float32)
+
+    def _store_is_current(self) -> bool:
+        assert self.store is not None
+        if not self.store.has_collection(self.collection):
+            return False
+        try:
+            rows = self.store.query(
+                self.collection, filter=f'content_hash == "{self.hash}"', output_fields=["uidx"], limit=1
+            )
+            return bool(rows) and self.store.count(self.collection) == len(self.units)
+        except Exception as exc:  # noqa: BLE001 - an unreadable collection is rebuilt, not fatal
+            log.warning("vector store check failed for %s: %s; rebuilding", self.collection, exc)
+            return False
+
+    def build(self) -> dict[str, Any]:
+        """Embed and store units unless an identical index exists; returns stats."""
+        if self._ready:
+            return {"collection": self.collection, "units": len(self.units), "skipped": True}
+        if self.store is None:
+            self._matrix = self._embed([u.text for u in self.units])
+            self._ready = True
+            return {"collection": None, "units": len(self.units), "skipped": False, "backend": "numpy"}
+        if self._store_is_current():
+            self._ready = True
+            return {"collection": self.collection, "units": len(self.units), "skipped": True}
+        if self.store.has_collection(self.collection):
+            self.store.drop_collection(self.collection)
+        dim = int(self.embedder.dim or self.embedder.embed_one("dimension probe").shape[0])
+        self.store.ensure_collection(self.collection, dim, self.metric)
+        for start in range(0, len(self.units), _BATCH):
+            chunk = self.units[start : start + _BATCH]
+            vecs = self._embed([u.text for u in chunk])
+            rows = [
+                {"uidx": start + i, "content_hash": self.hash, "text": u.text[:2000]} for i, u in enumerate(chunk)
+            ]
+            self.store.insert(self.collection, vecs, rows)
+        self._ready = True
+        return {"collection": self.collection, "units": len(self.units), "skipped": False}
+
+    # ------------------------------------------------------------ query
+    def search(self, query: str, k: int, *, subset: list[int] | None = None) -> list[tuple[Unit, float]]:
+        """Top-k units (best first) for the query, optionally only among unit positions in ``subset``."""
+        if not self.units or k <= 0 or (subset is not None and not subset):
+            return []
+        self.build()
+        qv = np.asarray(self.embedder.embed([query]), dtype=np.float32)
+        if self.store is None:
+            assert self._matrix is not None
+            idx = np.arange(len(self.units)) if subset is None else np.asarray(sorted(set(subset)))
+            mat = self._matrix[idx]
+            if self.metric == "L2":
+                scores = -np.linalg.norm(mat - qv[0], axis=1)
+            else:
+                scores = mat @ qv[0]
+            order = np.argsort(-scores, kind="stable")[:k]
+            return [(self.units[int(idx[i])], float(scores[i])) for i in order]
+        flt = ""
+        if subset is not None:
+            flt = "uidx in [" + ",".join(str(int(i)) for i in sorted(set(subset))) + "]"
+        hits = self.store.search(self.collection, qv, min(k, 16384), filter=flt, output_fields=["uidx"])
+        out: list[tuple[Unit, float]] = []
+        for h in hits[0] if hits else []:
+            pos = h.fields.get("uidx")
+            if pos is None or not 0 <= int(pos) < len(self.units):
+                continue
+            out.append((self.units[int(pos)], float(h.score)))
+        return out
+
+    def similarities(self, query: str, texts: list[str]) -> np.ndarray:
+        """Similarity of the query with arbitrary texts (used for small re-scoring jobs)."""
+        if not texts:
+            return np.zeros(0, dtype=np.float32)
+        vecs = self._embed([query] + texts)
+        return vecs[1:] @ vecs[0]

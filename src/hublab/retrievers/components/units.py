@@ -1,0 +1,200 @@
+"""Retrieval units (the corpus) shared by the dense and lexical methods (DiFaR, VSS, BM25, hybrid, 4StepFocus).
+
+A *unit* is what gets embedded or tokenised: a triple (its canonical string) or a node document
+(STaRK's ``get_doc_info``: the node's label plus, optionally, its relations). Units are rebuilt
+deterministically from the graph, so an index only needs to store the unit position and a content hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from hublab.graph.base import PAPER_TYPE, KnowledgeGraph
+from hublab.graph.model import Knowledge, Triple
+from hublab.retrievers.base import Context
+
+
+@dataclass
+class Unit:
+    key: str  # unique within a corpus (triple text + paper, or node id)
+    text: str  # embedded / tokenised text
+    triple: Triple | None = None
+    node_id: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def to_context(self, score: float | None = None) -> Context:
+        if self.triple is not None:
+            return Context(self.triple.render(), self.triple, score, dict(self.meta))
+        return Context(self.text, None, score, {"node_id": self.node_id, **self.meta})
+
+
+def content_hash(texts: Iterable[str], *parts: str) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p.encode("utf-8"))
+        h.update(b"\x00")
+    for t in texts:
+        h.update(t.encode("utf-8"))
+        h.update(b"\x01")
+    return h.hexdigest()
+
+
+def answer_types(graph: KnowledgeGraph, explicit: list[str] | None) -> list[str] | None:
+    """The node types a node-level method ranks: the pipeline's list, else the graph's own candidate set."""
+    return list(explicit) if explicit else (list(graph.candidate_types or []) or None)
+
+
+# ---------------------------------------------------------------- triples
+def triple_units(triples: Iterable[Triple]) -> list[Unit]:
+    """One unit per distinct triple string (graph order)."""
+    seen: set[str] = set()
+    out: list[Unit] = []
+    for t in triples:
+        text = t.render()
+        if text in seen:
+            continue
+        seen.add(text)
+        out.append(Unit(text, text, t))
+    return out
+
+
+def paper_subgraph(
+    graph: KnowledgeGraph,
+    paper: Knowledge,
+    *,
+    stop_ids: set[str],
+    max_depth: int = 10,
+    max_in_degree: int = 25,
+    paper_type: str = PAPER_TYPE,
+) -> list[Triple]:
+    """Triples around one paper, following edges in both directions (DiFaR indexing, framework spec §11.2).
+
+    Traversal never continues through the root entities, through other papers, or against the
+    direction out of a shared hub (in-degree above ``max_in_degree``: venues, research fields), so one
+    paper's subgraph does not swallow its neighbours'. Triples touching another paper are kept only when
+    they hang directly off this paper (e.g. ``cites``).
+    """
+    out: list[Triple] = []
+    seen_triples: set[tuple[str, str, str]] = set()
+    seen = {paper.uid}
+    frontier = [paper.uid]
+    for _ in range(max_depth):
+        nxt: list[str] = []
+        for node in frontier:
+            incoming = graph.incoming(node)
+            hub = node != paper.uid and len(incoming) > max_in_degree
+            pairs = [(t, t.object) for t in graph.outgoing(node)]
+            if not hub:
+                pairs += [(t, t.subject) for t in incoming]
+            for t, other in pairs:
+                other_is_paper = paper_type in other.types and other.uid != paper.uid
+                if other_is_paper and node != paper.uid:
+                    continue
+                key = (t.subject.uid, t.predicate, t.object.uid)
+                if key not in seen_triples:
+                    seen_triples.add(key)
+                    out.append(t)
+                if other.uid in seen or other.uid in stop_ids or other_is_paper:
+                    continue
+                seen.add(other.uid)
+                nxt.append(other.uid)
+        frontier = nxt
+        if not frontier:
+            break
+    return out
+
+
+def papers_under(graph: KnowledgeGraph, root_ids: list[str], paper_type: str = PAPER_TYPE) -> list[Knowledge]:
+    """The papers adjacent to the indexing roots (both directions), in stable order."""
+    papers: dict[str, Knowledge] = {}
+    for root in root_ids:
+        for t in graph.neighbours(root):
+            other = t.subject if t.object.uid == root else t.object
+            if paper_type in other.types:
+                papers.setdefault(other.uid, other)
+    return list(papers.values())
+
+
+def paper_triple_units(
+    graph: KnowledgeGraph,
+    root_ids: list[str],
+    *,
+    max_depth: int = 10,
+    max_in_degree: int = 25,
+) -> list[Unit]:
+    """DiFaR's corpus: every triple of every paper subgraph, deduplicated by (triple text, paper)."""
+    stop = set(root_ids)
+    units: list[Unit] = []
+    seen: set[str] = set()
+    for paper in papers_under(graph, root_ids):
+        for t in paper_subgraph(graph, paper, stop_ids=stop, max_depth=max_depth, max_in_degree=max_in_degree):
+            text = t.render()
+            key = f"{text}\x00{paper.uid}"
+            if key in seen:
+                continue
+            seen.add(key)
+            units.append(Unit(key, text, t, meta={"paper_id": paper.uid, "paper_title": paper.text}))
+    return units
+
+
+# ---------------------------------------------------------------- nodes
+def node_document(graph: KnowledgeGraph, ent: Knowledge, *, add_rel: bool = True, max_rel: int = 30) -> str:
+    """A node's text (its document if the graph has one, else its label) plus its relations."""
+    base = graph.document(ent.uid)
+    types = ", ".join(ent.types)
+    text = base or (f"{ent.text} ({types})" if types else ent.text)
+    if not add_rel:
+        return text
+    rels: list[str] = []
+    for t in graph.outgoing(ent.uid)[:max_rel]:
+        rels.append(f"{t.predicate}: {t.object.text}")
+    for t in graph.incoming(ent.uid)[: max(0, max_rel - len(rels))]:
+        rels.append(f"{t.predicate} of: {t.subject.text}")
+    return text + ("\nrelations: " + "; ".join(rels) if rels else "")
+
+
+def node_units(
+    graph: KnowledgeGraph,
+    *,
+    types: list[str] | None = None,
+    add_rel: bool = True,
+    skip_literals: bool = True,
+) -> list[Unit]:
+    """One unit per candidate node (optionally restricted to node types, STaRK's candidate set)."""
+    if types:
+        ents: dict[str, Knowledge] = {}
+        for ty in types:
+            for e in graph.entities_by_type(ty):
+                ents.setdefault(e.uid, e)
+        pool: Iterable[Knowledge] = ents.values()
+    else:
+        pool = graph.entities()
+    out: list[Unit] = []
+    for e in pool:
+        if skip_literals and e.is_literal and not graph.answers_with_nodes:
+            continue
+        out.append(Unit(e.uid, node_document(graph, e, add_rel=add_rel), node_id=e.uid, meta={"label": e.text}))
+    return out
+
+
+def node_result_contexts(
+    graph: KnowledgeGraph, ranked: list[tuple[Unit, float]], n_results: int, *, expand_triples: bool
+) -> list[Context]:
+    """Node hits as contexts: as nodes (STaRK) or expanded to each node's triples (ORKG metrics)."""
+    if not expand_triples:
+        return [u.to_context(s) for u, s in ranked[:n_results]]
+    out: list[Context] = []
+    seen: set[str] = set()
+    for u, s in ranked:
+        for t in graph.outgoing(u.node_id or u.key) + graph.incoming(u.node_id or u.key):
+            text = t.render()
+            if text in seen:
+                continue
+            seen.add(text)
+            out.append(Context(text, t, s, {"node_id": u.node_id}))
+            if len(out) >= n_results:
+                return out
+    return out

@@ -1,0 +1,236 @@
+"""HubLinkRetriever: direct and graph-traversal retrieval strategies (alg. 8-16) over the hub index.
+
+Parameters are the thesis's (Table 9.1, §7.2) with its final values (Table 9.4) as defaults; the LLM-free
+mode replaces every LLM step by a deterministic one (see llm_free notes in docs/hublink.md).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from hublab.errors import InputError
+from hublab.graph.base import PAPER_TYPE
+from hublab.graph.model import Knowledge, Triple, TripleParseError, parse_triple_string
+from hublab.retrievers.base import Context, Resources, RetrievalResult, Retriever
+from hublab.retrievers.methods.hublink.answer import (
+    HubContext,
+    filter_triples,
+    final_answer,
+    paper_meta,
+    partial_answers,
+)
+from hublab.retrievers.methods.hublink.hubs import HubDetector, find_hub_roots
+from hublab.retrievers.methods.hublink.indexing import HubIndex, IndexSettings
+from hublab.retrievers.methods.hublink.linking import NoLinker, SourceLinker
+from hublab.retrievers.methods.hublink.question import ProcessedQuestion, Vocabulary, process_question
+from hublab.retrievers.methods.hublink.search import Hub, HubSearch, prune_hubs
+
+
+class HubLinkRetriever(Retriever):
+    """HubLink (thesis Ch. 4, Alg. 8–16); defaults are the thesis's final values (Table 9.4).
+
+    Args:
+        use_topic_if_given: graph-traversal strategy when the question has a topic entity (thesis: same name).
+        extract_question_components: embed question components next to the question (thesis: same name).
+        top_paths_to_keep: paths kept per hub (thesis: ``top_paths_to_keep``).
+        number_of_hubs: hubs kept after pruning (thesis: ``number_of_hubs``).
+        filter_output_context: filter the output triples (thesis: ``filter_output_context``).
+        diversity_ranking_penalty: penalty per repeated subject in a hub's paths (thesis: same name).
+        path_weight_alpha: hub score = exp-weighted mean of path scores (thesis: ``path_weight_alpha``).
+        hub_types: ORKG classes whose instances are hub roots (thesis: ``hub_types``; default Paper).
+        indexing_root_entity_ids: entities whose hubs are indexed (default: the graph's root entities).
+        max_hub_path_length: longest hub path (-1 = unbounded; thesis: ``max_hub_path_length``).
+        max_retrieval_level: hub levels walked from the topic entity (thesis: ``max_level``).
+        max_global_search_rounds: direct-strategy search rounds until enough hubs are found.
+        llm_path_text: verbalise paths with the LLM at index time (thesis: path-to-text prompt).
+        filter_min_similarity: LLM-free output filter: similarity a triple needs to be kept.
+        filter_min_keep: LLM-free output filter: triples always kept.
+        max_output_triples: cap on returned triples (None = all kept).
+        max_workers: parallel partial-answer calls.
+        auto_index: build the index on first use if missing.
+        source_linker: links hubs to external sources (a Python object; not a pipeline parameter).
+    """
+
+    def __init__(
+        self,
+        resources: Resources,
+        *,
+        use_topic_if_given: bool = True,
+        extract_question_components: bool = True,
+        top_paths_to_keep: Annotated[int, Field(ge=1)] = 10,
+        number_of_hubs: Annotated[int, Field(ge=1)] = 30,
+        filter_output_context: bool = True,
+        diversity_ranking_penalty: Annotated[float, Field(ge=0.0)] = 0.05,
+        path_weight_alpha: Annotated[float, Field(ge=0.0)] = 5.0,
+        hub_types: list[str] | None = None,
+        indexing_root_entity_ids: list[str] | None = None,
+        max_hub_path_length: Annotated[int, Field(ge=-1)] = -1,
+        max_retrieval_level: Annotated[int, Field(ge=1)] = 2,
+        max_global_search_rounds: Annotated[int, Field(ge=1)] = 10,
+        llm_path_text: bool = False,
+        filter_min_similarity: Annotated[float, Field(ge=-1.0, le=1.0)] = 0.3,
+        filter_min_keep: Annotated[int, Field(ge=0)] = 10,
+        max_output_triples: Annotated[int, Field(ge=1)] | None = None,
+        max_workers: Annotated[int, Field(ge=1)] = 8,
+        auto_index: bool = True,
+        source_linker: SourceLinker | None = None,
+    ) -> None:
+        super().__init__(resources)
+        if resources.embedder is None or resources.vector_store is None:
+            raise InputError("HubLink needs an embedder and a vector store", field="embedder / vector_store")
+        self.use_topic = use_topic_if_given
+        self.extract_components = extract_question_components
+        self.top_paths = int(top_paths_to_keep)
+        self.n_hubs = int(number_of_hubs)
+        self.filter_output = filter_output_context
+        self.alpha = float(path_weight_alpha)
+        self.max_level = int(max_retrieval_level)
+        self.max_rounds = int(max_global_search_rounds)
+        self.filter_min_similarity = float(filter_min_similarity)
+        self.filter_min_keep = int(filter_min_keep)
+        self.max_output = max_output_triples
+        self.max_workers = max_workers
+        self.auto_index = auto_index
+        self.linker: SourceLinker = source_linker or NoLinker()
+        hub_types = hub_types or [PAPER_TYPE]
+        self.detector = HubDetector(resources.graph, hub_types)
+        roots = indexing_root_entity_ids or resources.root_entity_ids
+        settings = IndexSettings(hub_types, roots, int(max_hub_path_length), bool(llm_path_text))
+        # The manifest lives in the index folder (so DVC versions it with the index), else in the cache.
+        manifest_dir = Path(resources.index_dir or Path(resources.cache_dir or ".cache") / "hublink")
+        self.hub_index = HubIndex(resources.graph, resources.embedder, resources.vector_store, resources.llm,
+                                  settings, f"hl_{resources.index_name}", manifest_dir)
+        self.search = HubSearch(resources.vector_store, self.hub_index.collection, self.top_paths,
+                                float(diversity_ranking_penalty))
+        self._vocab: Vocabulary | None = None
+
+    # ---------------- index ----------------
+    def index(self, *, progress: bool = True) -> dict[str, Any]:
+        return self.hub_index.build(progress=progress)
+
+    def _ready(self) -> str | None:
+        if not self.hub_index.is_built():
+            if not self.auto_index:
+                return "index not built: run `hublab index` first"
+            self.index(progress=False)
+        return None
+
+    @property
+    def vocab(self) -> Vocabulary:
+        if self._vocab is None:
+            self._vocab = Vocabulary(self.resources.graph)
+        return self._vocab
+
+    # ---------------- strategies ----------------
+    def _direct(self, q: ProcessedQuestion) -> list[Hub]:
+        candidates: dict[str, Hub] = {}
+        for _ in range(self.max_rounds):
+            if len(candidates) >= self.n_hubs:
+                break
+            found = self.search.global_search(q.vectors, list(candidates))
+            if not found:
+                break
+            for root, hub in found.items():
+                cand = candidates.setdefault(root, Hub(root))
+                for hit in hub.paths.values():
+                    cand.add(hit)
+        short = [r for r, h in candidates.items() if len(h.paths) < self.top_paths]
+        self.search.paths_for_hubs(q.vectors, short, candidates)  # FILLORREMOVEPATHS (fill part)
+        pruned = {r: self.search.prune_paths(h) for r, h in candidates.items()}  # (remove part)
+        return prune_hubs(pruned, self.alpha, self.n_hubs)
+
+    def _hubs_at_level(self, q: ProcessedQuestion, roots: list[str]) -> list[Hub]:
+        indexed = self.hub_index.manifest()
+        roots = [r for r in roots if r in indexed]  # hubs without indexed paths are skipped (§4.7)
+        hubs: dict[str, Hub] = {}
+        self.search.paths_for_hubs(q.vectors, roots, hubs)
+        pruned = {r: self.search.prune_paths(h) for r, h in hubs.items() if h.paths}
+        return prune_hubs(pruned, self.alpha, self.n_hubs)
+
+    # ---------------- retrieve ----------------
+    def _retrieve(self, question, topic_entity_id, topic_entity_value) -> RetrievalResult:
+        graph = self.resources.graph
+        if len(graph) == 0:
+            return RetrievalResult(reason="empty graph")
+        problem = self._ready()
+        if problem:
+            return RetrievalResult(reason=problem)
+        llm = self.resources.llm
+        q = process_question(question, self.resources.embedder, llm=llm, vocab=self.vocab,
+                             extract_components=self.extract_components)
+        if topic_entity_id and self.use_topic:
+            if graph.entity(topic_entity_id) is None:
+                return RetrievalResult(reason=f"unknown topic entity {topic_entity_id!r}")
+            levels = find_hub_roots(graph, self.detector, [topic_entity_id], max_levels=self.max_level)
+            for roots in levels:
+                hubs = self._hubs_at_level(q, roots)
+                result = self._answer(q, hubs, common=f"Reached from {topic_entity_value or topic_entity_id}")
+                if result.contexts:
+                    return result
+            return RetrievalResult(reason="no hub with relevant paths within max_retrieval_level")
+        hubs = self._direct(q)
+        if not hubs:
+            return RetrievalResult(reason="no matching hub in the index")
+        return self._answer(q, hubs, common="")
+
+    def _answer(self, q: ProcessedQuestion, hubs: list[Hub], *, common: str) -> RetrievalResult:
+        if not hubs:
+            return RetrievalResult(reason="no hubs")
+        t0 = time.perf_counter()
+        records = self.hub_index.path_records()
+        graph = self.resources.graph
+        contexts: list[HubContext] = []
+        for h in hubs:
+            ranked = h.ranked()
+            recs = [records[p.path_hash] for p in ranked if p.path_hash in records]
+            if not recs:
+                continue
+            title, doi = paper_meta(graph, h.root)
+            triples: list[str] = []
+            for r in recs:
+                triples.extend(t for t in r["triples"] if t not in triples)
+            linked = self.linker.link(q.question, h.root, title, doi)
+            contexts.append(HubContext(h.root, title, doi, h.score, [r["path_text"] for r in recs] + linked, triples))
+        partials = partial_answers(q.question, contexts, self.resources.llm, common, max_workers=self.max_workers)
+        if not partials:
+            return RetrievalResult(reason="no hub produced a partial answer")
+        answer = final_answer(q.question, partials, self.resources.llm)
+        ordered: list[str] = []
+        seen: set[str] = set()
+        for p in partials:
+            for t in p.hub.triples:
+                if t not in seen:
+                    seen.add(t)
+                    ordered.append(t)
+        parsed: dict[str, Triple] = {}
+        for t in ordered:
+            try:
+                pt = parse_triple_string(t)
+            except TripleParseError:
+                continue
+            parsed[t] = Triple(Knowledge(pt.subject_id, pt.subject_label), pt.predicate,
+                               Knowledge(pt.object_id, pt.object_label))
+        if self.filter_output:
+            scored = filter_triples(q.question, answer, ordered, parsed, q.vectors, self.resources.embedder,
+                                    self.resources.llm, llm_filter=True, min_similarity=self.filter_min_similarity,
+                                    min_keep=self.filter_min_keep)
+        else:
+            scored = [(t, None) for t in ordered]
+        if self.max_output:
+            scored = scored[: int(self.max_output)]
+        ctx = [Context(text=t, triple=parsed.get(t), score=s, metadata={"hub": self._hub_of(t, partials)})
+               for t, s in scored]
+        sources = [{"id": p.hub.root, "title": p.hub.title, "doi": p.hub.doi or ""} for p in partials]
+        _ = t0
+        return RetrievalResult(ctx, answer=answer, sources=sources)
+
+    @staticmethod
+    def _hub_of(triple: str, partials) -> str:
+        for p in partials:
+            if triple in p.hub.triples:
+                return p.hub.root
+        return ""

@@ -1,0 +1,56 @@
+"""BM25 + dense retrieval fused by reciprocal rank (STaRK's HybridRetriever uses the same fusion)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from hublab.retrievers.base import Resources, RetrievalResult
+from hublab.retrievers.components.dense_index import DenseIndex
+from hublab.retrievers.components.fusion import rrf
+from hublab.retrievers.components.lexical_index import LexicalRetriever
+from hublab.retrievers.components.results import empty
+
+
+class HybridRetriever(LexicalRetriever):
+    """Lexical and dense rankings over the same units, fused with RRF.
+
+    Args:
+        rrf_k: the RRF constant k (score = Σ 1/(k + rank)).
+        candidates: depth of each ranking before fusion.
+        distance_metric: ``cosine``, ``l2`` or ``ip`` for the dense ranking.
+        **params: the lexical parameters (``units``, ``add_rel``, ``candidate_types``, ``n_results``).
+    """
+
+    def __init__(
+        self,
+        resources: Resources,
+        *,
+        rrf_k: Annotated[int, Field(ge=1)] = 60,
+        candidates: Annotated[int, Field(ge=1)] = 100,
+        distance_metric: Literal["cosine", "l2", "ip"] = "cosine",
+        **params: Any,
+    ) -> None:
+        super().__init__(resources, **params)
+        self.rrf_k = int(rrf_k)
+        self.candidates = int(candidates)
+        self.metric = distance_metric
+        self._dense: DenseIndex | None = None
+
+    @property
+    def dense(self) -> DenseIndex:
+        if self._dense is None:
+            self._dense = DenseIndex(self.resources, self.units, prefix="hybrid", metric=self.metric)
+        return self._dense
+
+    def index(self, *, progress: bool = True) -> dict[str, Any]:
+        return {"bm25_units": len(self.bm25.units), "dense": self.dense.build()}
+
+    def _retrieve(self, question, topic_entity_id, topic_entity_value) -> RetrievalResult:
+        if not self.units:
+            return empty("no units to search")
+        depth = max(self.candidates, self.n_results)
+        rankings = [self.bm25.search(question, depth), self.dense.search(question, depth)]
+        fused = [(unit, score) for (unit, _), score in rrf(rankings, key=lambda hit: hit[0].key, k=self.rrf_k)]
+        return self._result(fused, "hybrid search")

@@ -1,0 +1,78 @@
+"""VSS: STaRK's vector similarity search over node documents and/or triple strings.
+
+``units: nodes`` embeds each candidate node's document (label + relations, STaRK ``get_doc_info(add_rel)``);
+``units: triples`` embeds every triple string of the graph; ``both`` fuses the two rankings by reciprocal
+rank. On an ORKG graph node hits are expanded to their triples (triple-based metrics); on a STaRK SKB the
+contexts are the nodes themselves (``metadata["node_id"]``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from hublab.retrievers.base import Resources, RetrievalResult, Retriever
+from hublab.retrievers.components.dense_index import DenseIndex
+from hublab.retrievers.components.results import assemble, empty
+from hublab.retrievers.components.units import Unit, answer_types, node_units, triple_units
+
+
+class VSSRetriever(Retriever):
+    """STaRK VSS baseline (spec/stark_4step.md §1.6).
+
+    Args:
+        units: what is embedded: ``nodes`` (node documents), ``triples`` or ``both``.
+        add_rel: node documents include the node's relations.
+        candidate_types: node types to rank (default: the graph's candidate set).
+        n_results: contexts returned per question.
+        distance_metric: ``cosine``, ``l2`` or ``ip``.
+    """
+
+    def __init__(
+        self,
+        resources: Resources,
+        *,
+        units: Literal["nodes", "triples", "both"] = "nodes",
+        add_rel: bool = True,
+        candidate_types: list[str] | None = None,
+        n_results: Annotated[int, Field(ge=1)] = 20,
+        distance_metric: Literal["cosine", "l2", "ip"] = "cosine",
+    ) -> None:
+        super().__init__(resources)
+        self.kind = units
+        self.add_rel = add_rel
+        self.types = answer_types(resources.graph, candidate_types)
+        self.n_results = int(n_results)
+        self.metric = distance_metric
+        self._indexes: dict[str, DenseIndex] | None = None
+
+    def _units(self) -> dict[str, list[Unit]]:
+        out: dict[str, list[Unit]] = {}
+        if self.kind in ("nodes", "both"):
+            out["nodes"] = node_units(self.resources.graph, types=self.types, add_rel=self.add_rel)
+        if self.kind in ("triples", "both"):
+            out["triples"] = triple_units(self.resources.graph.triples())
+        return out
+
+    def indexes(self) -> dict[str, DenseIndex]:
+        if self._indexes is None:
+            self._indexes = {k: DenseIndex(self.resources, us, prefix=f"vss_{k}", metric=self.metric)
+                             for k, us in self._units().items()}
+        return self._indexes
+
+    def index(self, *, progress: bool = True) -> dict[str, Any]:
+        return {k: ix.build() for k, ix in self.indexes().items()}
+
+    def rank(self, question: str, k: int) -> dict[str, list[tuple[Unit, float]]]:
+        return {kind: ix.search(question, k) for kind, ix in self.indexes().items()}
+
+    def _retrieve(self, question, topic_entity_id, topic_entity_value) -> RetrievalResult:
+        if not any(ix.units for ix in self.indexes().values()):
+            return empty("no units to search (empty graph or no nodes of the candidate types)")
+        nodes_out = self.resources.graph.answers_with_nodes
+        k = self.n_results if nodes_out else max(self.n_results, 50)
+        contexts = assemble(self.resources.graph, self.rank(question, k), self.n_results, nodes_out=nodes_out)
+        return RetrievalResult(contexts=contexts, reason=None if contexts else "vector search returned nothing")
+
+
