@@ -15,6 +15,9 @@ class TokenUsage:
     completion_tokens: int = 0
     calls: int = 0
     cached_calls: int = 0
+    errors: int = 0  # calls that ended in an error after retries (LLMResponse.error set)
+    retries: int = 0  # extra attempts made by the backend (timeouts, HTTP 5xx, dropped parameters)
+    cost: float = 0.0  # price of the calls (llm/pricing), 0 when unknown
 
     @property
     def total_tokens(self) -> int:
@@ -25,6 +28,9 @@ class TokenUsage:
         self.completion_tokens += other.completion_tokens
         self.calls += other.calls
         self.cached_calls += other.cached_calls
+        self.errors += other.errors
+        self.retries += other.retries
+        self.cost += other.cost
 
 
 @dataclass
@@ -35,6 +41,8 @@ class LLMResponse:
     cached: bool = False
     data: Any = None  # parsed JSON when a schema was requested
     error: str | None = None  # set when the call failed (timeout, malformed JSON): caller degrades gracefully
+    retries: int = 0  # extra attempts the backend made for this call
+    cost: float = 0.0
 
 
 @dataclass
@@ -62,7 +70,8 @@ class LLM(ABC):
         resp = self._complete(prompt, json_schema=json_schema, max_tokens=max_tokens, system=system)
         with self._lock:
             self.usage.add(
-                TokenUsage(resp.prompt_tokens, resp.completion_tokens, 1, 1 if resp.cached else 0)
+                TokenUsage(resp.prompt_tokens, resp.completion_tokens, 1, 1 if resp.cached else 0,
+                           1 if resp.error else 0, resp.retries, resp.cost)
             )
         return resp
 

@@ -38,6 +38,9 @@ class RetrievalResult:
     answer: str | None = None
     reason: str | None = None  # why the result is empty/partial (unlinkable entity, LLM failure, ...)
     sources: list[dict[str, str]] = field(default_factory=list)  # e.g. [{"id": "R1", "title": ..., "doi": ...}]
+    #: One entry per LLM step that fell back to its LLM-free form ("partial_answer: timeout"); the runner
+    #: counts them (``n_llm_fallbacks``) so a silently degraded run is visible.
+    fallbacks: list[str] = field(default_factory=list)
 
     @property
     def context_strings(self) -> list[str]:
