@@ -8,6 +8,7 @@ from baseline_support import MemoryVectorStore, ScriptedLLM, make_embedder
 from hublab.graph.model import parse_triple_string
 from hublab.graph.rdf import RdfKnowledgeGraph
 from hublab.retrievers.base import Resources
+from hublab.errors import InputError
 from hublab.retrievers.components.fusion import rrf
 from hublab.retrievers.registry import build_retriever
 from hublab.retrievers.components.units import Unit, paper_subgraph, papers_under
@@ -85,9 +86,9 @@ def test_difar_metrics_and_bad_input(res):
     # Vectors are L2-normalised, so all three metrics give the same order (the thesis saw identical scores).
     assert top["cosine"].context_strings == top["l2"].context_strings == top["ip"].context_strings
     assert YEAR_GOLD in top["cosine"].context_strings
-    with pytest.raises(ValueError, match="distance_metric"):
+    with pytest.raises(InputError, match="retriever.params.distance_metric"):
         build_retriever("difar", res, {"distance_metric": "manhattan"}).index()
-    with pytest.raises(ValueError, match="unknown DiFaR"):
+    with pytest.raises(InputError, match=r"retriever.params.n_result'.*valid: .*n_results"):
         build_retriever("difar", res, {"n_result": 3})
     empty_q = build_retriever("difar", res, {}).retrieve("  ")
     assert empty_q.contexts == [] and empty_q.reason == "empty question"

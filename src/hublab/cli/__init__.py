@@ -1,5 +1,6 @@
-"""``hublab`` command line. Each module in :mod:`hublab.commands` attaches its commands to the typer
-apps in :mod:`hublab.cli.app`; modules import heavy libraries lazily so ``hublab --help`` stays fast."""
+"""``hublab`` command line: a thin layer. Each module here attaches its commands to the typer apps in
+:mod:`hublab.cli.app`, parses options, calls one library function and prints; modules import heavy
+libraries lazily so ``hublab --help`` stays fast."""
 
 from __future__ import annotations
 
@@ -11,12 +12,12 @@ from hublab.env import apply_offline_defaults
 
 apply_offline_defaults()
 
-import hublab.commands as _commands  # noqa: E402
 from hublab.cli.app import app  # noqa: E402
 from hublab.errors import HubLabError  # noqa: E402
 
-for _mod in sorted(m.name for m in pkgutil.iter_modules(_commands.__path__)):
-    importlib.import_module(f"hublab.commands.{_mod}")
+for _mod in sorted(m.name for m in pkgutil.iter_modules(__path__)):
+    if _mod not in ("app", "__main__"):
+        importlib.import_module(f"{__name__}.{_mod}")
 
 
 def main() -> None:
@@ -25,7 +26,3 @@ def main() -> None:
     except HubLabError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from exc
-
-
-if __name__ == "__main__":
-    main()
