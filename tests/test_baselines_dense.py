@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from baseline_support import MemoryVectorStore, ScriptedLLM, make_embedder
+from hublab.errors import InputError
 from hublab.graph.model import parse_triple_string
 from hublab.graph.rdf import RdfKnowledgeGraph
 from hublab.retrievers.base import Resources
-from hublab.errors import InputError
 from hublab.retrievers.components.fusion import rrf
-from hublab.retrievers.registry import build_retriever
 from hublab.retrievers.components.units import Unit, paper_subgraph, papers_under
+from hublab.retrievers.registry import build_retriever
 
 ROOT = "R659055"
 PAPER = "R872741"

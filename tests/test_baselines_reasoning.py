@@ -19,8 +19,8 @@ from hublab.errors import InputError
 from hublab.graph.model import Knowledge, Triple
 from hublab.graph.rdf import RdfKnowledgeGraph
 from hublab.llm.base import LLM, LLMResponse
-from hublab.retrievers.base import Resources, RetrievalResult
 from hublab.llm.jsonutil import extract_json as parse_json_text
+from hublab.retrievers.base import Resources, RetrievalResult
 from hublab.retrievers.components.llm_json import as_index_list, ask_json, match_option
 from hublab.retrievers.registry import build_retriever, get_retriever_class
 
@@ -169,7 +169,8 @@ def test_mindmap_entity_index_in_milvus_lite(gv3, embedder, tmp_path):
 
     store = build_vector_store({}, tmp_path / "milvus.db")
     try:
-        resources = Resources(graph=gv3, embedder=embedder, vector_store=store, index_name="gv3_test", root_entity_ids=["R659055"])
+        resources = Resources(graph=gv3, embedder=embedder, vector_store=store, index_name="gv3_test",
+                              root_entity_ids=["R659055"])
         mm = build_retriever("mindmap", resources, {"use_vector_store": True})
         stats = mm.index(progress=False)
         assert stats["stored"] == stats["entity_labels"] == len({e.text for e in gv3.entities() if e.text})

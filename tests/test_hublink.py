@@ -43,7 +43,8 @@ def embedder(tmp_path_factory):
 
 
 def _retriever(graph, embedder, tmp_path, **kw):
-    res = Resources(root_entity_ids=["R659055"], graph=graph, embedder=embedder, llm=None, vector_store=make_vector_store(tmp_path / "hl.db"),
+    res = Resources(graph=graph, root_entity_ids=["R659055"],
+                    embedder=embedder, llm=None, vector_store=make_vector_store(tmp_path / "hl.db"),
                     index_name="tiny", cache_dir=str(tmp_path))
     return get_retriever_class("hublink")(res, **kw)
 
@@ -120,7 +121,8 @@ def test_embedded_llamacpp_end_to_end_two_questions(embedder, tmp_path):
     from hublab.llm.factory import build_llm
 
     llm = build_llm({"backend": "llamacpp", "cache": False, "max_tokens": 256})
-    res = Resources(root_entity_ids=["R659055"], graph=_graph(), embedder=embedder, llm=llm, vector_store=make_vector_store(tmp_path / "hl.db"),
+    res = Resources(graph=_graph(), root_entity_ids=["R659055"], embedder=embedder, llm=llm,
+                    vector_store=make_vector_store(tmp_path / "hl.db"),
                     index_name="tiny_llm", cache_dir=str(tmp_path))
     r = get_retriever_class("hublink")(res, number_of_hubs=2, max_workers=1)
     r.index(progress=False)
@@ -246,7 +248,8 @@ class _GarbageLLM(LLM):
 @pytest.mark.parametrize("mode", ["malformed", "error"])
 def test_garbage_llm_still_gives_valid_result(embedder, tmp_path, mode):
     g = _graph()
-    res = Resources(root_entity_ids=["R659055"], graph=g, embedder=embedder, llm=_GarbageLLM(mode),
+    res = Resources(graph=g, root_entity_ids=["R659055"],
+                    embedder=embedder, llm=_GarbageLLM(mode),
                     vector_store=make_vector_store(tmp_path / "hl.db"), index_name="tiny", cache_dir=str(tmp_path))
     r = get_retriever_class("hublink")(res, max_workers=2)
     r.index(progress=False)
@@ -273,7 +276,8 @@ def gv3_small(gv3_orkg_graph, tmp_path_factory):
     triples = {t.render(): t for p in papers for hp in hub_paths(full, det, p) for t in hp.triples}
     g = RdfKnowledgeGraph.from_triples(list(triples.values()), name="gv3_small")
     tmp = tmp_path_factory.mktemp("gv3_small")
-    res = Resources(root_entity_ids=["R659055"], graph=g, embedder=build_embedder({"model": "all-MiniLM-L6-v2", "device": "cpu"}, tmp),
+    res = Resources(graph=g, root_entity_ids=["R659055"],
+                    embedder=build_embedder({"model": "all-MiniLM-L6-v2", "device": "cpu"}, tmp),
                     llm=build_llm({"backend": "none"}), vector_store=build_vector_store(None, tmp / "x.db"),
                     index_name="gv3_small", cache_dir=str(tmp))
     r = get_retriever_class("hublink")(res)

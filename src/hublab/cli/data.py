@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any
-
 import typer
 
 from hublab.cli.app import data_app
-from hublab.errors import InputError
 
 
 @data_app.command("snapshot")
@@ -46,48 +41,6 @@ def snapshot_cmd(
     )
 
 
-def _load_graph(path: Path, hint: str) -> Any:
-    from hublab.graph.rdf import RdfKnowledgeGraph
-
-    if not path.exists():
-        raise InputError(f"graph not found: run `{hint}` (or `dvc repro`) first", file=str(path))
-    return RdfKnowledgeGraph.load(path)
-
-
-def orkg_dataset(pairs: list, kg: Any) -> tuple[list, dict[str, Any]]:
-    """The thesis CSV on the snapshot itself: no remapping, but every golden triple (and its ids) must exist."""
-    from dataclasses import replace
-
-    from hublab.datasets.kgqa_csv import unparseable_golden
-    from hublab.graph.model import parse_triple_string
-
-    rendered = {t.render() for t in kg.triples()}
-    out, missing, placeholders, total = [], [], 0, 0
-    for p in pairs:
-        bad = unparseable_golden(p.golden_triples)
-        placeholders += len(bad)
-        total += len(p.golden_triples)
-        for g in p.golden_triples:
-            if g in bad:
-                continue
-            parsed = parse_triple_string(g)
-            absent = [i for i in (parsed.subject_id, parsed.object_id) if kg.entity(i) is None]
-            if absent or g not in rendered:
-                missing.append({"row": p.row, "uid": p.uid, "triple": g, "missing_ids": absent})
-        out.append(replace(p, original_golden_triples=list(p.golden_triples), unmapped_golden_triples=bad))
-    mappable = total - placeholders
-    report = {
-        "questions": len(pairs),
-        "golden_total": total,
-        "thesis_placeholders": placeholders,
-        "mapped": mappable - len(missing),
-        "mapping_rate": round((mappable - len(missing)) / mappable, 6) if mappable else 1.0,
-        "unmapped": missing,
-        "remapped": False,
-    }
-    return out, report
-
-
 @data_app.command("datasets")
 def datasets_cmd(
     only: list[str] = typer.Option(None, "--only", help="build only these datasets (repeatable), e.g. gv3_orkg"),
@@ -97,65 +50,11 @@ def datasets_cmd(
     from rich.table import Table
 
     from hublab.config import settings
-    from hublab.datasets.kgqa_csv import load_kgqa_csv
-    from hublab.datasets.model import write_jsonl
-    from hublab.datasets.remap import IdHints, remap_pairs
+    from hublab.datasets.build import build_datasets
 
-    s = settings()
-    cfg = s.section("datasets")
-    kgqa_dir = s.path("kgqa_dir")
-    out_dir = s.path("datasets")
-    min_rate = float(cfg.get("min_mapping_rate", 0.95))
-    files: dict[str, str] = dict(cfg.get("files") or {})
-    reduced = dict(cfg.get("reduced") or {})
-    orkg = dict(cfg.get("orkg") or {"name": "gv3_orkg", "file": files.get("gv3", "flat_distributed.csv")})
-    hint_graph = str(cfg.get("id_hints_graph") or orkg["name"])
-
-    # dataset name -> (csv file, graph name, remap?)
-    jobs: dict[str, tuple[str, str, bool]] = {v: (f, v, True) for v, f in files.items()}
-    if reduced:
-        jobs[str(reduced["name"])] = (str(reduced["file"]), str(reduced.get("graph", "gv1")), True)
-    jobs[str(orkg["name"])] = (str(orkg["file"]), str(orkg["name"]), False)
-    if only:
-        unknown = sorted(set(only) - set(jobs))
-        if unknown:
-            raise InputError(f"unknown dataset(s) {unknown}; known: {sorted(jobs)}", field="--only")
-        jobs = {k: v for k, v in jobs.items() if k in only}
-
-    graphs: dict[str, Any] = {}
-
-    def graph(name: str) -> Any:
-        if name not in graphs:
-            hint = "hublab data snapshot" if name == orkg["name"] else "hublab data graphs"
-            graphs[name] = _load_graph(s.graph_file(name), hint)
-        return graphs[name]
-
-    hints = None
-    if any(remap for _f, _g, remap in jobs.values()):
-        hints = IdHints(graph(hint_graph))
-
-    report: dict[str, Any] = {"min_mapping_rate": min_rate, "datasets": {}}
-    for name, (csv_name, gname, remap) in jobs.items():
-        pairs = load_kgqa_csv(kgqa_dir / csv_name)
-        if remap:
-            new, stats = remap_pairs(pairs, graph(gname), dataset=name, graph=gname, hints=hints)
-            entry = {**stats.to_dict(), "remapped": True}
-        else:
-            new, entry = orkg_dataset(pairs, graph(gname))
-            entry = {"dataset": name, "graph": gname, **entry}
-        entry["csv"] = str(kgqa_dir / csv_name)
-        entry["output"] = str(s.dataset_file(name))
-        write_jsonl(new, s.dataset_file(name))
-        report["datasets"][name] = entry
-
+    report, rp = build_datasets(settings(), only)
+    min_rate = report["min_mapping_rate"]
     failed = [n for n, e in report["datasets"].items() if e["mapping_rate"] < min_rate]
-    report["ok"] = not failed
-    out_dir.mkdir(parents=True, exist_ok=True)
-    rp = out_dir / "mapping_report.json"
-    tmp = rp.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(rp)
-
     table = Table(title=f"golden-triple mapping (min {min_rate:.0%})")
     columns = ("dataset", "graph", "questions", "golden", "placeholders", "mapped", "rate", "normalized", "topic fix")
     for col in columns:

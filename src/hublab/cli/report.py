@@ -22,12 +22,10 @@ def compare_cmd(
     carbon: bool = typer.Option(True, "--carbon/--no-carbon"),
 ) -> None:
     """Run (or resume) each pipeline on the dataset and write one comparison table with the thesis's numbers."""
-    import mlflow
     from rich.console import Console
 
     from hublab.config import settings as load_settings
-    from hublab.experiment.compare import compare_methods, default_pipelines, markdown, write_report
-    from hublab.tracking import mlflow_log
+    from hublab.experiment.compare import compare_methods, default_pipelines, log_comparison, markdown, write_report
 
     st = load_settings()
     chosen = list(pipelines) if pipelines else default_pipelines(st.root)
@@ -36,11 +34,6 @@ def compare_cmd(
                           include_llm=bool(pipelines), track_carbon=carbon)
     out_dir = out or (st.root / "reports" / f"compare_{graph}")
     csv_path, md_path = write_report(res, out_dir, graph, dataset)
-    exp_id = mlflow_log.setup(st.root, experiment)
-    with mlflow.start_run(experiment_id=exp_id, run_name=f"comparison {graph}/{dataset}"):
-        mlflow.log_params({"graph": graph, "dataset": dataset, "limit": str(limit),
-                           "pipelines": ",".join(p.name for p in chosen)[:6000]})
-        mlflow.log_artifact(str(csv_path))
-        mlflow.log_artifact(str(md_path))
+    log_comparison(st.root, experiment, graph, dataset, chosen, limit, [csv_path, md_path])
     Console().print(markdown(res, graph, dataset))
     Console().print(f"wrote {csv_path} and {md_path}")

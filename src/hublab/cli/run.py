@@ -63,18 +63,10 @@ def index_cmd(
     stats_out: Path | None = typer.Option(None, "--stats", help="Write index stats JSON here (DVC metrics)."),
 ) -> None:
     """Build or incrementally update the retriever's index for a graph."""
-    import time
-
     from hublab.pipeline.config import load_pipeline
-    from hublab.pipeline.resources import build_resources
-    from hublab.retrievers.registry import build_retriever
+    from hublab.pipeline.pipeline import build_index
 
-    cfg = load_pipeline(pipeline)
-    t0 = time.perf_counter()
-    res = build_resources(cfg, graph)
-    retriever = build_retriever(cfg.retriever_type, res, cfg.retriever_params)
-    stats = dict(retriever.index(progress=True) or {})
-    stats["total_seconds"] = round(time.perf_counter() - t0, 3)
+    stats = build_index(load_pipeline(pipeline), graph)
     typer.echo(json.dumps(stats, indent=1, default=str))
     if stats_out:
         stats_out.parent.mkdir(parents=True, exist_ok=True)

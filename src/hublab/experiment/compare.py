@@ -110,3 +110,19 @@ def write_report(res: CompareResult, out_dir: Path, graph: str, dataset: str) ->
     write_csv(res.rows, csv_path)
     md_path.write_text(markdown(res, graph, dataset))
     return csv_path, md_path
+
+
+def log_comparison(root: Path, experiment: str, graph: str, dataset: str, pipelines: list[Path],
+                   limit: int | None, files: list[Path]) -> str:
+    """One MLflow run holding the comparison table files; returns its run id."""
+    import mlflow
+
+    from hublab.tracking import mlflow_log
+
+    exp_id = mlflow_log.setup(root, experiment)
+    with mlflow.start_run(experiment_id=exp_id, run_name=f"comparison {graph}/{dataset}") as run:
+        mlflow.log_params({"graph": graph, "dataset": dataset, "limit": str(limit),
+                           "pipelines": ",".join(p.name for p in pipelines)[:6000]})
+        for f in files:
+            mlflow.log_artifact(str(f))
+    return run.info.run_id

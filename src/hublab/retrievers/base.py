@@ -10,7 +10,7 @@ import inspect
 import typing
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import pydantic
 
@@ -61,6 +61,15 @@ class Resources:
     root_entity_ids: list[str] = field(default_factory=list)  # the graph's entry points (ORKG research field)
 
 
+def _checkable(tp: Any) -> Any:
+    """The annotation if pydantic can validate it, else Any (e.g. a Protocol-typed hook object)."""
+    try:
+        pydantic.TypeAdapter(tp)
+    except Exception:  # noqa: BLE001 - pydantic raises several schema errors
+        return Any
+    return tp
+
+
 class Retriever(ABC):
     """A KGQA retriever. Must return the triples it used (thesis §7.1.4), ranked best first.
 
@@ -71,6 +80,12 @@ class Retriever(ABC):
     """
 
     name: ClassVar[str] = "retriever"
+    #: Parameters every method accepts; the base applies them unless the method declares its own.
+    #: ``max_output_triples`` bounds the returned contexts, so methods can be compared at the same output size.
+    COMMON_PARAMS: ClassVar[dict[str, tuple[Any, Any]]] = {
+        "max_output_triples": (Annotated[int, pydantic.Field(ge=1)] | None, None),
+    }
+    max_output_triples: int | None = None
 
     def __init__(self, resources: Resources, **params: Any) -> None:
         self.resources = resources
@@ -94,10 +109,28 @@ class Retriever(ABC):
             for p in sig.parameters.values():
                 if p.kind is p.KEYWORD_ONLY and p.name not in out:
                     default = ... if p.default is p.empty else p.default
-                    out[p.name] = (hints.get(p.name, Any), default)
+                    out[p.name] = (_checkable(hints.get(p.name, Any)), default)
             if not any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
                 break
+        for key, spec in cls.COMMON_PARAMS.items():
+            out.setdefault(key, spec)
         return out
+
+    @classmethod
+    def create(cls, resources: Resources, params: dict[str, Any]) -> Retriever:
+        """Construct from validated parameters; common parameters the method does not declare itself are
+        applied by the base."""
+        own = {k: v for k, v in params.items() if k not in cls.COMMON_PARAMS or cls._declares(k)}
+        retriever = cls(resources, **own)
+        for key in cls.COMMON_PARAMS:
+            if key in params:
+                setattr(retriever, key, params[key])
+        return retriever
+
+    @classmethod
+    def _declares(cls, key: str) -> bool:
+        return any(key in inspect.signature(vars(k)["__init__"]).parameters
+                   for k in cls.__mro__ if k is not Retriever and "__init__" in vars(k))
 
     @classmethod
     def validate_params(cls, params: dict[str, Any], *, source: str | None = None) -> dict[str, Any]:
@@ -141,7 +174,10 @@ class Retriever(ABC):
         """Never raises on bad input: returns an empty-but-valid result with ``reason`` set."""
         if not isinstance(question, str) or not question.strip():
             return RetrievalResult(reason="empty question")
-        return self._retrieve(question, topic_entity_id, topic_entity_value)
+        result = self._retrieve(question, topic_entity_id, topic_entity_value)
+        if self.max_output_triples is not None:
+            result.contexts = result.contexts[: self.max_output_triples]
+        return result
 
     @abstractmethod
     def _retrieve(

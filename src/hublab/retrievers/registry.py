@@ -71,4 +71,4 @@ def validate_retriever(name: str, params: dict[str, Any], *, source: str | None 
 
 def build_retriever(name: str, resources: Resources, params: dict[str, Any], *,
                     source: str | None = None) -> Retriever:
-    return get_retriever_class(name)(resources, **validate_retriever(name, params, source=source))
+    return get_retriever_class(name).create(resources, validate_retriever(name, params, source=source))

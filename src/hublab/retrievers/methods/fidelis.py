@@ -98,6 +98,19 @@ class _Path:
 
 
 class FidelisRetriever(ReasoningRetriever):
+    """FiDeLiS (thesis §7.4.5).
+
+    Args:
+        top_k: beam width: paths kept per step (thesis: ``top_k``).
+        top_n: best extensions per path that become candidates (thesis: ``top_n``).
+        alpha: weight of the accumulated path score vs. the new step's similarity (thesis: ``alpha``).
+        max_length: longest reasoning path (thesis: ``max_length``).
+        use_deductive_reasoning: let the LLM stop the search when the beam suffices (thesis: off).
+        llm_candidates: candidates shown to the LLM per pruning step.
+        max_contexts: cap on returned triples (None = every beam path's triples).
+        **params: the shared reasoning parameters (see ``ReasoningRetriever``).
+    """
+
     def __init__(
         self,
         resources: Resources,

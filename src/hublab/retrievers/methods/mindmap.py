@@ -63,6 +63,21 @@ Answer:"""
 
 
 class MindMapRetriever(ReasoningRetriever):
+    """MindMap (thesis §7.4.6).
+
+    Args:
+        shortest_paths_to_keep: shortest paths kept between linked entities (thesis: same name).
+        final_paths_to_keep: path evidence kept after ranking (thesis: same name).
+        neighbors_to_keep: 1-hop neighbour triples kept per entity (thesis: same name).
+        max_path_length: longest shortest path searched.
+        link_threshold: similarity needed to link a question term to a graph label.
+        max_terms: question terms linked at most.
+        uids_per_label: graph nodes taken per linked label (labels are not unique).
+        use_topic_entity: also start from the dataset's topic entity.
+        use_vector_store: keep the label index in the pipeline's vector store instead of memory.
+        **params: the shared reasoning parameters (see ``ReasoningRetriever``).
+    """
+
     def __init__(
         self,
         resources: Resources,

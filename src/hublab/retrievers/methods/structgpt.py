@@ -70,6 +70,17 @@ Answer:"""
 
 
 class StructGPTRetriever(ReasoningRetriever):
+    """StructGPT (thesis §7.4.4).
+
+    Args:
+        max_depth: reading-then-reasoning iterations (thesis: ``max_depth``).
+        width: entities carried to the next iteration (random sample when more; thesis: ``width``).
+        max_llm_serialization_tokens: budget for the triples shown to the LLM (thesis: same name).
+        final_filter: let the LLM pick the relevant triples from all read ones at the end.
+        max_contexts: cap on returned triples.
+        **params: the shared reasoning parameters (see ``ReasoningRetriever``).
+    """
+
     def __init__(
         self,
         resources: Resources,

@@ -101,6 +101,18 @@ class _Path:
 
 
 class ToGRetriever(ReasoningRetriever):
+    """Think-on-Graph (thesis §7.4.3).
+
+    Args:
+        width: relations and paths kept per depth (thesis: ``width``).
+        max_depth: search depth (thesis: ``max_depth``).
+        retain_threshold: entity count above which they are randomly pruned (thesis: same name).
+        n_retain_entity: entities kept by that random pruning (thesis: same name).
+        technique: ``llm`` (LLM scores relations/entities) or ``embedding`` (sentence-embedding pruning).
+        max_contexts: cap on returned triples.
+        **params: the shared reasoning parameters (see ``ReasoningRetriever``).
+    """
+
     def __init__(
         self,
         resources: Resources,
