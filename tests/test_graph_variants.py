@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from hublab.errors import InputError
-from hublab.graph.bib import latex_to_unicode, orkg_author_name, parse_classes, read_bib, read_papers
+from hublab.graph.bib import orkg_author_name, parse_classes, read_papers
+from hublab.graph.bibtex import latex_to_unicode, read_bib
 from hublab.graph.compare import compare_graphs, compare_triples, graph_stats, paper_triples
 from hublab.graph.model import Knowledge, Triple, parse_triple_string
 from hublab.graph.rdf import RdfKnowledgeGraph, dump_export_json
