@@ -26,7 +26,7 @@ def metric_name(name: str) -> str:
 class SearchHit:
     id: int
     score: float  # higher is more similar (cosine similarity for COSINE)
-    fields: dict[str, Any]
+    fields: dict[str, Any]  # at least the requested output fields; read-only (may be shared between hits)
 
 
 class VectorStore(ABC):

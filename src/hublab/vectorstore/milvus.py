@@ -141,15 +141,10 @@ class MilvusVectorStore(VectorStore):
 
     @staticmethod
     def _hits_from_mirror(mirror, results, wanted: list[str]) -> list[list[SearchHit]]:
-        out = []
-        for hits in results:  # (row position in the mirror, score)
-            row = []
-            for p, score in hits:
-                f = mirror.fields[p]
-                fields = dict(f) if wanted == ["*"] else {k: f.get(k) for k in wanted if k in f}
-                row.append(SearchHit(int(mirror.ids[p]), score, fields))
-            out.append(row)
-        return out
+        """Hits share the mirror's field dicts (read-only for callers; a superset of ``wanted``): no dict is
+        built per hit, which dominated query time on hub-restricted searches (thousands of hits per question)."""
+        ids, fields = mirror.ids, mirror.fields
+        return [[SearchHit(int(ids[p]), score, fields[p]) for p, score in hits] for hits in results]
 
     def query(self, name, *, filter, output_fields=None, limit=16384) -> list[dict[str, Any]]:
         self._ensure_loaded(name)
