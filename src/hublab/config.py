@@ -62,13 +62,33 @@ class Settings:
         return dict(self.params.get(name, {}) or {})
 
     # ---- names -> files ----
+    def graph_names(self) -> list[str]:
+        """What ``--graph`` accepts: the rebuilt variants and the ORKG snapshot."""
+        variants = [str(v) for v in self.section("graphs").get("variants", GRAPH_NAMES[:4])]
+        return [*variants, str(self.section("snapshot").get("name", "gv3_orkg"))]
+
+    def dataset_names(self) -> list[str]:
+        """What ``--dataset`` accepts by name (a path to a KGQA file is accepted too)."""
+        ds = self.section("datasets")
+        names = [str(n) for n in (ds.get("files") or {})]
+        for extra in ("reduced", "orkg"):
+            if (ds.get(extra) or {}).get("name"):
+                names.append(str(ds[extra]["name"]))
+        return names or list(GRAPH_NAMES)
+
     def graph_file(self, name: str) -> Path:
+        valid = self.graph_names()
+        if name not in valid:
+            raise InputError(f"unknown graph {name!r}; valid: {', '.join(valid)}", field="--graph")
         if name == self.section("snapshot").get("name", "gv3_orkg"):
             return self.path("snapshots") / f"{name}.ttl"
         return self.path("graphs") / f"{name}.ttl"
 
     def dataset_file(self, name: str) -> Path:
         return self.path("datasets") / f"{name}.jsonl"
+
+    def pipeline_files(self) -> list[Path]:
+        return sorted((self.root / "pipelines").glob("*.yaml"))
 
     def graph_for_dataset(self, name: str) -> str:
         """The graph a dataset's golden triples refer to (``reduced_gv1`` → ``gv1``)."""

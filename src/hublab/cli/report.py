@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from hublab.cli.app import app
+from hublab.cli.app import AS_JSON, LLM_BASE_URL, LLM_MODEL, app, use_llm_endpoint
 
 report_app = typer.Typer(help="Reports across runs.", no_args_is_help=True)
 app.add_typer(report_app, name="report")
@@ -20,6 +20,9 @@ def compare_cmd(
     limit: int | None = typer.Option(None, "--limit"),
     out: Path | None = typer.Option(None, "--out", help="Default reports/compare_<graph>."),
     carbon: bool = typer.Option(True, "--carbon/--no-carbon"),
+    llm_base_url: str | None = LLM_BASE_URL,
+    llm_model: str | None = LLM_MODEL,
+    as_json: bool = AS_JSON,
 ) -> None:
     """Run (or resume) each pipeline on the dataset and write one comparison table with the thesis's numbers."""
     from rich.console import Console
@@ -27,6 +30,7 @@ def compare_cmd(
     from hublab.config import settings as load_settings
     from hublab.experiment.compare import compare_methods, default_pipelines, log_comparison, markdown, write_report
 
+    use_llm_endpoint(llm_base_url, llm_model)
     st = load_settings()
     chosen = list(pipelines) if pipelines else default_pipelines(st.root)
     experiment = f"compare-{graph}"
@@ -35,5 +39,11 @@ def compare_cmd(
     out_dir = out or (st.root / "reports" / f"compare_{graph}")
     csv_path, md_path = write_report(res, out_dir, graph, dataset)
     log_comparison(st.root, experiment, graph, dataset, chosen, limit, [csv_path, md_path])
+    if as_json:
+        import json
+
+        typer.echo(json.dumps({"graph": graph, "dataset": dataset, "rows": res.rows,
+                               "skipped": [{"pipeline": p, "why": w} for p, w in res.skipped]}, indent=1, default=str))
+        return
     Console().print(markdown(res, graph, dataset))
     Console().print(f"wrote {csv_path} and {md_path}")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from hublab.cli.app import app
+from hublab.cli.app import AS_JSON, LLM_BASE_URL, LLM_MODEL, app, use_llm_endpoint
 
 
 @app.command("run")
@@ -22,6 +22,9 @@ def run_cmd(
     carbon: bool = typer.Option(True, "--carbon/--no-carbon", help="Track energy/emissions with CodeCarbon."),
     report_dir: Path | None = typer.Option(None, "--report-dir",
                                            help="Also write metrics.json + per-slice CSVs here (DVC metrics/plots)."),
+    llm_base_url: str | None = LLM_BASE_URL,
+    llm_model: str | None = LLM_MODEL,
+    as_json: bool = AS_JSON,
 ) -> None:
     """Run a pipeline over a KGQA dataset, evaluate it and log one MLflow run (resumable)."""
     from rich.console import Console
@@ -30,9 +33,15 @@ def run_cmd(
     from hublab.experiment.runner import KEY_METRICS, run_experiment
     from hublab.pipeline.config import load_pipeline
 
+    use_llm_endpoint(llm_base_url, llm_model)
     cfg = load_pipeline(pipeline)
-    s = run_experiment(cfg, graph, dataset, limit=limit, experiment=experiment, resume=resume, track_carbon=carbon)
-    con = Console()
+    s = run_experiment(cfg, graph, dataset, limit=limit, experiment=experiment, resume=resume, track_carbon=carbon,
+                       progress=not as_json)
+    if as_json:
+        typer.echo(json.dumps({"pipeline": cfg.name, "graph": graph, "dataset": dataset, "run_id": s.run_id,
+                               "n_questions": s.n_questions, "metrics": s.metrics,
+                               "skipped_metrics": s.skipped_metrics}, indent=1, sort_keys=True, default=str))
+    con = Console(stderr=as_json, quiet=as_json)
     t = Table(title=f"{cfg.name} on {dataset} ({s.n_questions} questions) — MLflow run {s.run_id}")
     t.add_column("metric")
     t.add_column("value", justify="right")
@@ -61,11 +70,14 @@ def index_cmd(
     pipeline: Path = typer.Option(..., "--pipeline", help="Pipeline YAML."),
     graph: str = typer.Option(..., "--graph", help="Graph name."),
     stats_out: Path | None = typer.Option(None, "--stats", help="Write index stats JSON here (DVC metrics)."),
+    llm_base_url: str | None = LLM_BASE_URL,
+    llm_model: str | None = LLM_MODEL,
 ) -> None:
     """Build or incrementally update the retriever's index for a graph."""
     from hublab.pipeline.config import load_pipeline
     from hublab.pipeline.pipeline import build_index
 
+    use_llm_endpoint(llm_base_url, llm_model)
     stats = build_index(load_pipeline(pipeline), graph)
     typer.echo(json.dumps(stats, indent=1, default=str))
     if stats_out:
@@ -80,6 +92,9 @@ def ask_cmd(
     graph: str = typer.Option(..., "--graph", help="Graph name."),
     topic_entity: str | None = typer.Option(None, "--topic-entity", help="Entry entity id (e.g. R659055)."),
     top: int = typer.Option(10, "--top", help="How many supporting triples to print."),
+    llm_base_url: str | None = LLM_BASE_URL,
+    llm_model: str | None = LLM_MODEL,
+    as_json: bool = AS_JSON,
 ) -> None:
     """Answer one question; print the answer and the supporting triples with their source papers."""
     from rich.console import Console
@@ -87,11 +102,21 @@ def ask_cmd(
     from hublab.pipeline.config import load_pipeline
     from hublab.pipeline.pipeline import build_pipeline
 
+    use_llm_endpoint(llm_base_url, llm_model)
     cfg = load_pipeline(pipeline)
     pipe = build_pipeline(cfg, graph)
     graph_obj = pipe.retriever.resources.graph
     topic_value = graph_obj.label(topic_entity) if topic_entity else None
     out = pipe.run(question, topic_entity, topic_value)
+    if as_json:
+        typer.echo(json.dumps({
+            "question": question, "answer": out.answer, "reason": out.reason, "notes": out.notes,
+            "runtime_s": out.runtime_s, "sources": out.sources,
+            "triples": [{"text": c.text, "score": c.score,
+                         "paper": (p.uid if (p := graph_obj.paper_of(c.triple.subject.uid)) else None)
+                         if c.triple else None} for c in out.contexts[:top]],
+        }, indent=1, default=str))
+        return
     con = Console()
     con.print(f"[bold]Answer[/bold] ({out.runtime_s:.2f} s):\n{out.answer}\n")
     if not out.contexts:

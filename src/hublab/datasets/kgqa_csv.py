@@ -124,7 +124,10 @@ def load_kgqa_csv(path: str | Path) -> list[QAPair]:
         raise InputError("file not found", file=file) from exc
     with fh:
         reader = csv.DictReader(fh, strict=True)
-        header = reader.fieldnames or []
+        try:
+            header = reader.fieldnames or []
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not UTF-8 text ({exc.reason})", file=file, row=0) from None
         missing = [c for c in REQUIRED if c not in header]
         if missing:
             raise InputError(f"missing column(s) {missing}", file=file, row=0, field=missing[0])
@@ -142,6 +145,9 @@ def load_kgqa_csv(path: str | Path) -> list[QAPair]:
                 pairs.append(parse_row(rec, file=file, row=i))
         except csv.Error as exc:
             raise InputError(f"malformed CSV: {exc}", file=file, row=len(pairs) + 1) from exc
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start} of the block read)", file=file,
+                             row=len(pairs) + 1) from None
     if not pairs:
         raise InputError("no data rows", file=file)
     return pairs

@@ -63,17 +63,25 @@ def read_jsonl(path: str | Path) -> list[QAPair]:
         raise InputError("dataset file not found (run `dvc repro datasets` or `hublab data datasets`)", file=str(path))
     out: list[QAPair] = []
     known = set(QAPair.__dataclass_fields__)
-    with path.open(encoding="utf-8") as fh:
-        for i, line in enumerate(fh, start=1):
+    with path.open("rb") as fh:
+        for i, raw in enumerate(fh, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=str(path), row=i) from None
             if not line.strip():
                 continue
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise InputError(f"invalid JSON: {exc.msg}", file=str(path), row=i) from exc
+            if not isinstance(obj, dict):
+                raise InputError("expected a JSON object per line", file=str(path), row=i)
             missing = {"uid", "question", "golden_answer", "golden_triples"} - set(obj)
             if missing:
                 raise InputError(f"missing keys {sorted(missing)}", file=str(path), row=i)
+            if not isinstance(obj["golden_triples"], list):
+                raise InputError("expected a list of triple strings", file=str(path), row=i, field="golden_triples")
             out.append(QAPair(**{k: v for k, v in obj.items() if k in known}))
     if not out:
         raise InputError("dataset is empty", file=str(path))

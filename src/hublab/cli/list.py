@@ -1,0 +1,42 @@
+"""CLI: ``hublab list`` — the graphs, datasets, pipelines and retriever methods this project knows."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+
+from hublab.cli.app import app
+
+
+@app.command("list")
+def list_cmd(
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
+) -> None:
+    """List graph and dataset names (and whether they are built), pipelines and retriever methods."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from hublab.config import settings
+    from hublab.retrievers.registry import available
+
+    st = settings()
+    graphs = [{"name": g, "built": st.graph_file(g).exists(), "file": str(st.graph_file(g).relative_to(st.root))}
+              for g in st.graph_names()]
+    datasets = [{"name": d, "graph": st.graph_for_dataset(d), "built": st.dataset_file(d).exists()}
+                for d in st.dataset_names()]
+    pipelines = [{"name": p.stem, "file": str(p.relative_to(st.root))} for p in st.pipeline_files()]
+    out = {"graphs": graphs, "datasets": datasets, "pipelines": pipelines, "retrievers": available()}
+    if as_json:
+        typer.echo(json.dumps(out, indent=1))
+        return
+    con = Console()
+    for title, rows in (("graphs (--graph)", graphs), ("datasets (--dataset, or a .csv/.jsonl path)", datasets),
+                        ("pipelines", pipelines)):
+        t = Table(title=title)
+        for col in rows[0] if rows else ["name"]:
+            t.add_column(col)
+        for r in rows:
+            t.add_row(*(str(v) for v in r.values()))
+        con.print(t)
+    con.print("retriever methods (retriever.type): " + ", ".join(out["retrievers"]))

@@ -1,0 +1,55 @@
+"""What ``--graph`` and ``--dataset`` accept: the built-in names (from params.yaml) or a user's own KGQA file
+(a thesis-format CSV or a JSONL of QA pairs), and the check that a dataset's golden triples refer to the
+graph it is run on — by content (the golden ids exist in the graph), not by name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hublab.config import Settings
+from hublab.datasets.kgqa_csv import load_kgqa_csv, unparseable_golden
+from hublab.datasets.model import QAPair, read_jsonl
+from hublab.errors import InputError
+from hublab.graph.base import KnowledgeGraph
+from hublab.graph.model import TripleParseError, parse_triple_string
+
+
+def is_dataset_file(name: str) -> bool:
+    return name.endswith((".csv", ".jsonl")) or "/" in name or Path(name).exists()
+
+
+def load_dataset(st: Settings, name: str) -> list[QAPair]:
+    """A built-in dataset by name, or a KGQA file by path (CSV in the thesis's columns, or JSONL)."""
+    if is_dataset_file(name):
+        path = Path(name)
+        if not path.exists():
+            raise InputError("dataset file not found", file=str(path), field="--dataset")
+        return load_kgqa_csv(path) if path.suffix == ".csv" else read_jsonl(path)
+    valid = st.dataset_names()
+    if name not in valid:
+        raise InputError(f"unknown dataset {name!r}; valid: {', '.join(valid)} or a path to a .csv/.jsonl file",
+                         field="--dataset")
+    return read_jsonl(st.dataset_file(name))
+
+
+def check_golden_ids(pairs: list[QAPair], graph: KnowledgeGraph, *, dataset: str, graph_name: str,
+                     min_share: float = 0.5) -> float:
+    """Share of golden-triple ids present in the graph; below ``min_share`` the pairing is refused (the golden
+    triples were written for another graph, so every metric would be 0)."""
+    ids: list[str] = []
+    for p in pairs:
+        for g in p.golden_triples:
+            if g in unparseable_golden([g]):
+                continue
+            try:
+                t = parse_triple_string(g)
+            except TripleParseError:
+                continue
+            ids += [t.subject_id, t.object_id]
+    if not ids:
+        return 1.0
+    share = sum(1 for i in ids if graph.entity(i) is not None) / len(ids)
+    if share < min_share:
+        raise InputError(f"dataset {dataset!r}: only {share:.0%} of its golden triple ids exist in graph "
+                         f"{graph_name!r}: golden triple ids would not match (wrong --graph?)", field="--graph")
+    return share
