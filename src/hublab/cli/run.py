@@ -15,7 +15,7 @@ def run_cmd(
     pipeline: Path = typer.Argument(..., help="Pipeline YAML (pipelines/*.yaml)."),
     graph: str = typer.Option(..., "--graph", help="gv1..gv4 or gv3_orkg."),
     dataset: str = typer.Option(..., "--dataset", help="gv1..gv4, gv3_orkg or reduced_gv1."),
-    limit: int | None = typer.Option(None, "--limit", help="Only the first N questions."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N questions."),
     output: Path | None = typer.Option(None, "--output", help="Write aggregate metrics JSON here."),
     experiment: str | None = typer.Option(None, "--experiment", help="MLflow experiment name."),
     resume: bool = typer.Option(True, "--resume/--no-resume", help="Reuse finished questions of this config."),

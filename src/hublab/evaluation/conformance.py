@@ -44,17 +44,28 @@ def read_predictions(path: str | Path, *, need_generation: bool) -> list[dict[st
         raise InputError("file not found", file=str(path)) from exc
     with fh:
         reader = csv.DictReader(fh)
-        cols = reader.fieldnames or []
+        try:
+            cols = reader.fieldnames or []
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not UTF-8 text ({exc.reason})", file=str(path), row=0) from None
         needed = REQUIRED + (GEN_COLUMNS if need_generation else ())
         missing = [c for c in needed if c not in cols]
         if missing:
             raise InputError(f"missing columns {missing} (have {len(cols)} columns)", file=str(path))
         rows = []
-        for i, rec in enumerate(reader, start=1):
-            rec = dict(rec)
-            rec["_retrieved"] = _list(rec["retrieved_context"], file=str(path), row=i, field="retrieved_context")
-            rec["_golden"] = _list(rec["golden_triples"], file=str(path), row=i, field="golden_triples")
-            rows.append(rec)
+        try:
+            for i, rec in enumerate(reader, start=1):
+                rec = dict(rec)
+                if None in rec or any(v is None for v in rec.values()):
+                    raise InputError(f"row has a different number of fields than the {len(cols)} header columns",
+                                     file=str(path), row=i)
+                rec["_retrieved"] = _list(rec["retrieved_context"], file=str(path), row=i, field="retrieved_context")
+                rec["_golden"] = _list(rec["golden_triples"], file=str(path), row=i, field="golden_triples")
+                rows.append(rec)
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not UTF-8 text ({exc.reason})", file=str(path), row=len(rows) + 1) from None
+        except csv.Error as exc:
+            raise InputError(f"malformed CSV: {exc}", file=str(path), row=len(rows) + 1) from None
     if not rows:
         raise InputError("no prediction rows", file=str(path))
     return rows

@@ -11,9 +11,25 @@ from hublab.experiment.runner import KEY_METRICS, slice_metrics
 from hublab.tracking.artifacts import write_csv
 
 
+#: What ``dvc metrics show`` lists: the @k rank metrics first, then full-list metrics next to the output size
+#: they were measured at (a recall over 300 triples is not comparable with one over 16).
+HEADLINE = ("recall@10_triples", "hit@10_triples", "map@10_triples", "mrr@10_triples", "triples_per_question",
+            "recall_triples", "precision_triples", "f1_triples", "runtime", "llm_tokens", "n_questions", "n_errors")
+
+
+def headline(metrics: dict[str, float], per_question: list[dict[str, Any]]) -> dict[str, float]:
+    out = {k: metrics[k] for k in HEADLINE if k in metrics}
+    if "triples_per_question" not in out and per_question:
+        sizes = [len(r.get("retrieved_context") or []) for r in per_question]
+        out["triples_per_question"] = sum(sizes) / len(sizes)
+    return {k: out[k] for k in HEADLINE if k in out}
+
+
 def write_dvc_report(metrics: dict[str, float], per_question: list[dict[str, Any]], report_dir: Path) -> None:
+    """``metrics.json`` (headline, DVC metrics), ``all_metrics.json`` (everything) and the slice CSVs (plots)."""
     report_dir.mkdir(parents=True, exist_ok=True)
-    (report_dir / "metrics.json").write_text(json.dumps(metrics, indent=1, sort_keys=True))
+    (report_dir / "metrics.json").write_text(json.dumps(headline(metrics, per_question), indent=1))
+    (report_dir / "all_metrics.json").write_text(json.dumps(metrics, indent=1, sort_keys=True))
     for field, groups in slice_metrics(per_question).items():
         rows = [{"value": v, **{m: g.get(m) for m in KEY_METRICS}} for v, g in groups.items()]
         write_csv(rows, report_dir / f"by_{field}.csv")

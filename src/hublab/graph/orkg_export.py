@@ -62,4 +62,6 @@ def read_export(path: str | Path) -> tuple[list[Triple], list[Knowledge]]:
         raise InputError("file not found", file=str(path)) from exc
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", file=str(path)) from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=str(path)) from None
     return parse_export(data, file=str(path))

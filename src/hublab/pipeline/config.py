@@ -133,9 +133,13 @@ class PipelineConfig:
 def load_pipeline(path: str | Path) -> PipelineConfig:
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise InputError("pipeline file not found", file=str(path)) from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=str(path)) from None
+    except IsADirectoryError:
+        raise InputError("expected a pipeline YAML file, got a directory", file=str(path)) from None
     except yaml.YAMLError as exc:
         raise InputError(f"invalid YAML: {exc}", file=str(path)) from exc
     return PipelineConfig.from_dict(data, source=str(path))
