@@ -31,7 +31,8 @@ def test_reopen_after_close_keeps_rows_and_metadata(tmp_path):
     again = build_vector_store({"uri": None}, path)
     assert again.has_collection("c") and again.count("c") == 3
     hit = again.search("c", VECS[1:2], 1, output_fields=["text", "level"])[0][0]
-    assert {k: hit.fields[k] for k in ("text", "level")} == {"text": "beta", "level": 1} and hit.score == pytest.approx(1.0, abs=1e-5)
+    assert {k: hit.fields[k] for k in ("text", "level")} == {"text": "beta", "level": 1}
+    assert hit.score == pytest.approx(1.0, abs=1e-5)
 
 
 def test_native_filter_expression_passes_through(tmp_path):

@@ -10,7 +10,6 @@ from typing import Any
 from hublab.experiment.runner import KEY_METRICS, slice_metrics
 from hublab.tracking.artifacts import write_csv
 
-
 #: What ``dvc metrics show`` lists: the @k rank metrics first, then full-list metrics next to the output size
 #: they were measured at (a recall over 300 triples is not comparable with one over 16).
 HEADLINE = ("recall@10_triples", "hit@10_triples", "map@10_triples", "mrr@10_triples", "triples_per_question",
