@@ -28,12 +28,6 @@ def tree_digest(root: Path) -> dict[str, str]:
             for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-def clone(src: Path, dst: Path, shared: Path, env: dict[str, str]) -> None:
-    sh(["git", "clone", "-q", str(src), str(dst)], dst.parent, env)
-    (dst / ".venv").symlink_to(ROOT / ".venv")  # stage commands call .venv/bin/python
-    (dst.parent / "shared").exists() or (dst.parent / "shared").symlink_to(shared)
-
-
 @pytest.mark.slow
 @pytest.mark.skipif(not DVC.exists(), reason="dvc not installed in .venv")
 def test_push_then_pull_into_a_fresh_clone_restores_data_and_index(tmp_path: Path, shared: Path):
