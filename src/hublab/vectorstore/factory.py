@@ -8,7 +8,7 @@ from typing import Any
 from hublab.errors import InputError
 from hublab.vectorstore.base import VectorStore
 
-_KEYS = {"uri", "token_env", "backend"}
+_KEYS = {"uri", "token_env", "backend", "exact"}
 
 
 def build_vector_store(cfg: dict[str, Any] | None, default_path: Path) -> VectorStore:
@@ -23,4 +23,4 @@ def build_vector_store(cfg: dict[str, Any] | None, default_path: Path) -> Vector
     from hublab.vectorstore.milvus import MilvusVectorStore, token_from_env
 
     uri = cfg.get("uri") or str(default_path)
-    return MilvusVectorStore(uri, token=token_from_env(cfg.get("token_env")))
+    return MilvusVectorStore(uri, token=token_from_env(cfg.get("token_env")), exact=str(cfg.get("exact", "auto")))

@@ -41,15 +41,31 @@ def _client(uri: str, token: str | None):
 
 
 class MilvusVectorStore(VectorStore):
-    def __init__(self, uri: str, *, token: str | None = None) -> None:
+    """``exact``: ``auto`` searches through the exact in-memory mirror whenever the engine is Milvus Lite (a
+    ``.db`` file, or a ``milvus-lite server`` — its version reads ``milvus_lite-…``), whose filtered search is
+    truncated (see :mod:`hublab.vectorstore.exact`); a Milvus server or cluster keeps native search.
+    ``never`` always searches natively, ``always`` always through the mirror."""
+
+    def __init__(self, uri: str, *, token: str | None = None, exact: str = "auto") -> None:
+        if exact not in ("auto", "always", "never"):
+            raise HubLabError(f"vector_store.exact must be auto, always or never, got {exact!r}")
         if uri.endswith(".db"):
             Path(uri).parent.mkdir(parents=True, exist_ok=True)
         self.uri = uri
         self.client = _client(uri, token)
         self._loaded: set[str] = set()
         self._metric: dict[str, str] = {}
-        self.lite = uri.endswith(".db")
+        self.local_file = uri.endswith(".db")
+        self.lite = self.local_file or self._server_is_lite()
+        self.use_mirror = exact == "always" or (exact == "auto" and self.lite)
         self._mirrors: dict[str, object] = {}
+        self._mirror_rows: dict[str, int] = {}
+
+    def _server_is_lite(self) -> bool:
+        try:
+            return str(self.client.get_server_version()).startswith("milvus_lite")
+        except Exception:  # noqa: BLE001 - a server that cannot say is treated as a full Milvus
+            return False
 
     def ensure_collection(self, name: str, dim: int, metric: str = "COSINE") -> None:
         metric = metric.upper()
@@ -71,6 +87,8 @@ class MilvusVectorStore(VectorStore):
         """Lazy in-memory copy (ids, vectors, fields) of a Milvus Lite collection for exact search."""
         from hublab.vectorstore.exact import Mirror
 
+        if name in self._mirrors and not self.local_file and self.count(name) != self._mirror_rows.get(name):
+            self._mirrors.pop(name)  # a shared server: another process changed the collection
         if name not in self._mirrors:
             import logging
 
@@ -85,6 +103,7 @@ class MilvusVectorStore(VectorStore):
                 rows.extend(batch)
             it.close()
             self._mirrors[name] = Mirror(rows)
+            self._mirror_rows[name] = len(rows)
         return self._mirrors[name]
 
     def insert(self, name: str, vectors: np.ndarray, rows: list[dict[str, Any]]) -> None:
@@ -115,7 +134,7 @@ class MilvusVectorStore(VectorStore):
     def search(self, name, vectors, k, *, filter="", output_fields=None) -> list[list[SearchHit]]:
         if k <= 0 or len(vectors) == 0:
             return [[] for _ in range(len(vectors))]
-        if self.lite:
+        if self.use_mirror:
             from hublab.vectorstore.exact import parse_filter
 
             clauses = parse_filter(filter)

@@ -1,0 +1,119 @@
+"""Milvus by URI against a separate server process (``milvus-lite server`` on 127.0.0.1): the native Milvus
+search and filter path answers correctly where it can, the store recognises the Lite engine behind a URI
+(its filtered search is truncated, so ``exact: auto`` searches it through the exact mirror), and whole
+retrievers give the same results through the server as through a Lite file."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from baseline_support import make_embedder
+from hublab.retrievers.base import Resources
+from hublab.retrievers.registry import build_retriever
+from hublab.vectorstore.factory import build_vector_store
+
+MILVUS = Path(sys.executable).parent / "milvus-lite"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def milvus_uri(tmp_path_factory):
+    if not MILVUS.exists():
+        pytest.skip("milvus-lite CLI not installed")
+    port = _free_port()
+    data = tmp_path_factory.mktemp("milvus_server")
+    proc = subprocess.Popen([str(MILVUS), "server", "--data-dir", str(data), "--host", "127.0.0.1",
+                             "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                pytest.fail(f"milvus-lite server exited with {proc.returncode}")
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.3)
+        else:
+            pytest.fail("milvus-lite server did not open its port in 60 s")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def test_store_by_uri_uses_native_search_with_filters(milvus_uri, tmp_path):
+    store = build_vector_store({"uri": milvus_uri, "exact": "never"}, tmp_path / "unused.db")
+    assert store.lite and not store.local_file and not store.use_mirror  # native search over gRPC
+    rng = np.random.default_rng(0)
+    vecs = rng.normal(size=(50, 8)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    store.ensure_collection("t_native", 8, "COSINE")
+    store.insert("t_native", vecs, [{"hub_root": f"H{i % 5}", "i": i} for i in range(50)])
+    assert store.count("t_native") == 50
+    hits = store.search("t_native", vecs[7:8], 5, filter='hub_root in ["H2", "H3"]', output_fields=["hub_root", "i"])[0]
+    assert hits and all(h.fields["hub_root"] in ("H2", "H3") for h in hits)
+    assert hits[0].fields["i"] == 7 or vecs[7] @ vecs[hits[0].fields["i"]] >= 0.99
+    exact = sorted(((float(vecs[7] @ vecs[i]), i) for i in range(50) if i % 5 in (2, 3)), reverse=True)[:5]
+    assert [h.fields["i"] for h in hits] == [i for _, i in exact]  # native search is exact at this size
+    store.drop_collection("t_native")
+
+
+@pytest.mark.parametrize("method", ["hublink", "difar"])
+def test_retriever_on_server_matches_lite_file(milvus_uri, tmp_path, gv3_orkg_graph, method):
+    """The same method on the same graph: Milvus server (native search) vs. Lite file (exact mirror)."""
+    from hublab.graph.rdf import RdfKnowledgeGraph
+    from hublab.retrievers.methods.hublink.hubs import HubDetector, all_hub_roots, hub_paths
+
+    det = HubDetector(gv3_orkg_graph, ["Paper"])
+    papers = all_hub_roots(gv3_orkg_graph, det, ["R659055"])[:6]
+    triples = {t.render(): t for p in papers for hp in hub_paths(gv3_orkg_graph, det, p) for t in hp.triples}
+    graph = RdfKnowledgeGraph.from_triples(list(triples.values()), name="gv3_six")
+    embedder = make_embedder(tmp_path / "emb")
+    title = graph.entity(papers[2]).text
+    question = f"In which venue has the paper with the title '{title}' been published?"
+    out = {}
+    for kind, uri in (("server", milvus_uri), ("lite", None)):
+        store = build_vector_store({"uri": uri}, tmp_path / kind / "ix.db")
+        res = Resources(graph=graph, embedder=embedder, vector_store=store, index_name=f"{method}_{kind}",
+                        cache_dir=str(tmp_path / kind), index_dir=str(tmp_path / kind), root_entity_ids=["R659055"])
+        r = build_retriever(method, res, {})
+        r.index(progress=False)
+        out[kind] = r.retrieve(question).context_strings[:10]
+    assert out["server"], "no result from the server"
+    assert out["server"][0] == out["lite"][0]
+    assert out["server"] == out["lite"]
+    assert any("venue" in t for t in out["server"][:10])
+
+
+def test_lite_engine_truncates_filtered_native_search_so_auto_uses_the_mirror(milvus_uri, tmp_path):
+    """Why ``exact: auto`` exists: Milvus Lite filters *after* its ANN top-k, so a selective filter returns
+    fewer hits than exist. A full Milvus server pre-filters and would return all of them natively."""
+    rng = np.random.default_rng(1)
+    vecs = rng.normal(size=(3000, 16)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    native = build_vector_store({"uri": milvus_uri, "exact": "never"}, tmp_path / "unused.db")
+    native.ensure_collection("t_trunc", 16, "COSINE")
+    native.insert("t_trunc", vecs, [{"hub_root": "RARE" if i % 300 == 0 else "COMMON", "i": i} for i in range(3000)])
+    flt = 'hub_root in ["RARE"]'
+    got_native = native.search("t_trunc", vecs[:1] * -1, 10, filter=flt)[0]
+    auto = build_vector_store({"uri": milvus_uri}, tmp_path / "unused.db")
+    assert auto.use_mirror
+    got_auto = auto.search("t_trunc", vecs[:1] * -1, 10, filter=flt)[0]
+    assert len(got_auto) == 10 and all(h.fields["hub_root"] == "RARE" for h in got_auto)
+    assert len(got_native) <= len(got_auto)  # equal on a full Milvus; fewer where Lite truncates
+    native.drop_collection("t_trunc")
