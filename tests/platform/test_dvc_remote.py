@@ -54,14 +54,15 @@ def test_push_then_pull_into_a_fresh_clone_restores_data_and_index(tmp_path: Pat
     sh([str(DVC), "repro", "datasets", "index@0"], first, env_a)
     sh(["git", "add", "-A"], first, env_a)
     sh(["git", "commit", "-qm", "lock"], first, env_a)
-    sh([str(DVC), "push"], first, env_a)  # the default remote: ../hublab-dvc-remote
+    targets = ["snapshot", "graphs", "datasets", "index@0"]
+    sh([str(DVC), "push", *targets], first, env_a)  # the default remote: ../hublab-dvc-remote
     assert remote.exists() and any(remote.rglob("*")), "nothing was pushed"
 
     second = base / "b"
     sh(["git", "clone", "-q", str(first), str(second)], base, env)
     (second / ".venv").symlink_to(ROOT / ".venv")
     env_b = {**env, "PYTHONPATH": str(second / "src")}
-    sh([str(DVC), "pull"], second, env_b)
+    sh([str(DVC), "pull", *targets], second, env_b)
     for out in ("data/snapshots", "data/graphs", "data/kgqa", "models/gv3_orkg__hublink"):
         a, b = tree_digest(first / out), tree_digest(second / out)
         assert a and a == b, f"{out} differs after pull"
