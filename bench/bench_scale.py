@@ -80,7 +80,7 @@ def one_size(factor: int, embedder: str, n_questions: int, work: Path, shared: P
         lat.append(time.perf_counter() - t)
         hits.append(retrieval_metrics(out.context_strings, list(p.golden_triples), 10)["hit@10_triples"])
     lat.sort()
-    vectors = int(stats.get("vectors", 0) or stats.get("rows", 0) or 0)
+    vectors = int(stats.get("vectors_written") or 0)
     return {
         "factor": factor, "embedder": embedder, "papers": len(graph.entities_by_type("Paper")),
         "triples": len(graph), "hubs": stats.get("hubs"), "paths": stats.get("paths"), "vectors": vectors,
