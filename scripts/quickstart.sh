@@ -9,7 +9,8 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 MLFLOW_DISABLE_TELEMETRY=true RAG
   DO_NOT_TRACK=true DVC_NO_ANALYTICS=1 TOKENIZERS_PARALLELISM=false
 .venv/bin/dvc config core.analytics false
 .venv/bin/dvc repro evaluate
-.venv/bin/dvc metrics show
 echo
-echo "MLflow UI: .venv/bin/mlflow ui --backend-store-uri sqlite:///mlruns/mlflow.db"
+.venv/bin/python -m hublab.cli report summary
+echo
+echo "MLflow UI: .venv/bin/mlflow ui --backend-store-uri sqlite:///mlruns/mlflow.db   (then open http://127.0.0.1:5000)"
 echo "Parameter study (thesis OFAT on reduced GV1): .venv/bin/dvc repro tune"

@@ -47,3 +47,18 @@ def compare_cmd(
         return
     Console().print(markdown(res, graph, dataset))
     Console().print(f"wrote {csv_path} and {md_path}")
+
+
+@report_app.command("summary")
+def summary_cmd(as_json: bool = AS_JSON) -> None:
+    """Headline metrics of every evaluation in params.yaml (DVC evaluate stage) next to the thesis's HubLink."""
+    from hublab.config import settings as load_settings
+    from hublab.experiment.summary import evaluation_rows, markdown_table
+
+    rows = evaluation_rows(load_settings())
+    if as_json:
+        import json
+
+        typer.echo(json.dumps(rows, indent=1))
+        return
+    typer.echo(markdown_table(rows) if rows else "no evaluation results yet: run `dvc repro evaluate`")
