@@ -36,6 +36,9 @@ def tune_cmd(
     grace: int = typer.Option(120, "--grace", help="Seconds without heartbeat after which a trial's worker counts as "
                                                    "dead: its trial is failed and retried once."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar over the study's trials."),
+    index_dir: Path | None = typer.Option(
+        None, "--index-dir", help="This worker's index folder (default paths.indices). A Milvus Lite index opens in "
+                                  "one process only: a second worker on the same machine needs its own (a copy)."),
 ) -> None:
     """Run, resume or join a parameter study; print the thesis-shaped OFAT table or the Pareto front."""
     from rich.console import Console
@@ -46,7 +49,7 @@ def tune_cmd(
         pipeline=pipeline, study=study, mode=mode, dataset=dataset, graph=graph, storage=storage, n_trials=n_trials,
         objectives=[o.strip() for o in objectives.split(",") if o.strip()], thesis_params=thesis_params,
         limit=limit, seed=seed, carbon=carbon, output_dir=output_dir, heartbeat_interval=heartbeat,
-        grace_period=grace, progress=progress))
+        grace_period=grace, progress=progress, index_dir=index_dir))
     con = Console()
     for line in outcome.summary():
         con.print(line, markup=False, highlight=False)

@@ -51,6 +51,9 @@ class TuneRequest:
     heartbeat_interval: int = DEFAULT_HEARTBEAT_S
     grace_period: int = DEFAULT_GRACE_S
     progress: bool = True
+    # this worker's index folder (default params.yaml paths.indices): a Milvus Lite index file can be open in
+    # one process only, so a second worker on the same machine needs its own copy (or a Milvus server)
+    index_dir: Path | None = None
 
 
 @dataclass
@@ -163,6 +166,9 @@ def run_tune(req: TuneRequest, *, settings: Settings | None = None, evaluator: E
     from hublab.tuning.space import applicable, space_from_pipeline, space_from_thesis_json
 
     st = settings or load_settings()
+    if req.index_dir is not None:
+        paths = {**st.section("paths"), "indices": str(Path(req.index_dir).resolve())}
+        st = Settings(st.root, {**st.params, "paths": paths})
     cfg = load_pipeline(req.pipeline)
     base = cfg.to_dict()
     space = space_from_thesis_json(req.thesis_params) if req.thesis_params else space_from_pipeline(
