@@ -121,19 +121,38 @@ def _now() -> str:
 
 def parent_run_setup(client: Any, experiment_id: str, spec: StudySpec, params: dict[str, str],
                      on_recovered: Callable[[], None] | None = None) -> Callable[[optuna.Study], str]:
-    """The ``setup`` hook for :func:`run_study`: find or create the study's parent run (under the study lock)."""
+    """The ``setup`` hook for :func:`run_study`: find or create the study's parent run (under the study lock).
+
+    The study gets a random id once (user attr ``hublab_uid``); its parent run carries it as tag
+    ``hublab.study_uid``. The parent is the run named by the user attr ``mlflow_parent_run_id``, else the run
+    in this MLflow store tagged with the study's id (a worker whose MLflow store is not the one the attr
+    points to), else a new one. A study recreated under an old name has a new id, so never another's parent.
+    """
+    import uuid
+
     from mlflow.entities import Param
 
-    def setup(study: optuna.Study) -> str:
+    def find(study: optuna.Study, uid: str) -> Any:
         run_id = study.user_attrs.get(PARENT_ATTR)
-        run = None
         if run_id:
             try:
                 run = client.get_run(run_id)
-            except Exception:  # noqa: BLE001 - deleted from the store: start a new parent
+            except Exception:  # noqa: BLE001 - not in this MLflow store
                 run = None
-            if run is not None and run.info.lifecycle_stage == "deleted":
-                run = None
+            if run is not None and run.info.lifecycle_stage != "deleted" and \
+                    run.data.tags.get("hublab.study_uid", uid) == uid:
+                return run
+        found = client.search_runs([experiment_id], filter_string=f"tags.`hublab.study_uid` = '{uid}'",
+                                   order_by=["attributes.start_time ASC"], max_results=5)
+        found = [r for r in found if "mlflow.parentRunId" not in r.data.tags]
+        return found[0] if found else None
+
+    def setup(study: optuna.Study) -> str:
+        uid = study.user_attrs.get("hublab_uid")
+        if not uid:
+            uid = uuid.uuid4().hex
+            study.set_user_attr("hublab_uid", uid)
+        run = find(study, uid)
         if run is not None and run.info.status == "RUNNING" and _running_trials(study) == 0:
             # left RUNNING by a worker that was killed (no trial of the study has a live heartbeat)
             client.set_terminated(run.info.run_id, "KILLED")
@@ -143,14 +162,26 @@ def parent_run_setup(client: Any, experiment_id: str, spec: StudySpec, params: d
                 on_recovered()
         if run is None:
             run = client.create_run(experiment_id, run_name=f"study {spec.name} ({spec.mode})",
-                                    tags={"hublab.study": spec.name, "hublab.mode": spec.mode})
+                                    tags={"hublab.study": spec.name, "hublab.mode": spec.mode,
+                                          "hublab.study_uid": uid})
             client.log_batch(run.info.run_id, params=[Param(k, v[:6000]) for k, v in params.items()])
-            study.set_user_attr(PARENT_ATTR, run.info.run_id)
         else:
             client.update_run(run.info.run_id, status="RUNNING")
+            if "hublab.study_uid" not in run.data.tags:  # a parent made before study ids existed
+                client.set_tag(run.info.run_id, "hublab.study_uid", uid)
+        if study.user_attrs.get(PARENT_ATTR) is None or study.user_attrs.get(PARENT_ATTR) == run.info.run_id or \
+                _deleted_here(client, study.user_attrs.get(PARENT_ATTR)):
+            study.set_user_attr(PARENT_ATTR, run.info.run_id)
         return run.info.run_id
 
     return setup
+
+
+def _deleted_here(client: Any, run_id: str) -> bool:
+    try:
+        return client.get_run(run_id).info.lifecycle_stage == "deleted"
+    except Exception:  # noqa: BLE001 - not in this store: another store's parent, keep the attr
+        return False
 
 
 def run_tune(req: TuneRequest, *, settings: Settings | None = None, evaluator: Evaluator | None = None) -> TuneOutcome:
