@@ -153,3 +153,29 @@ def test_ofat_worker_never_creates_unplanned_trials(tmp_path):
     with pytest.raises(NoPlannedTrialLeft):
         study.ask()
     assert len(study.trials) == 1
+
+
+def test_worker_whose_trial_was_taken_over_goes_on(tmp_path):
+    """A worker whose heartbeat stalled past the grace period finds its trial failed and re-queued by another
+    worker when it finishes: Optuna refuses its result; the worker warns and goes on, the retry counts."""
+    import warnings
+
+    storage = f"sqlite:///{tmp_path}/o.db"
+    taken: list[int] = []
+
+    def ev(req: TrialRequest) -> dict[str, float]:
+        if req.name == "retriever.params.alpha=0" and not taken:
+            other = optuna.load_study(study_name="s", storage=storage)  # "another worker"
+            mine = other.get_trials(states=(optuna.trial.TrialState.RUNNING,))[0]
+            other._storage.set_trial_state_values(mine._trial_id, optuna.trial.TrialState.FAIL)  # noqa: SLF001
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=1)(other, other.trials[mine.number])
+            taken.append(mine.number)
+        return score(req.config)
+
+    res = run_study(StudySpec("s", "ofat", storage=storage), BASE, SPACE, ev)
+    states = [(t.user_attrs["ofat_key"], t.state.name) for t in res.study.trials]
+    assert states.count(("retriever.params.alpha=0", "FAIL")) == 1
+    assert states.count(("retriever.params.alpha=0", "COMPLETE")) == 1
+    assert not res.pending and len(res.chosen) == 3

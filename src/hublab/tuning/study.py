@@ -341,6 +341,12 @@ def _drive(study: optuna.Study, spec: StudySpec, objective: Callable[[optuna.Tri
                     study.optimize(objective, n_trials=1, catch=())
                 except NoPlannedTrialLeft:
                     continue  # another worker took the last queued trial first
+                except (optuna.exceptions.UpdateFinishedTrialError, ValueError) as exc:
+                    if not _lost_trial(exc):
+                        raise
+                    # this worker's heartbeat stalled past the grace period: another worker failed and
+                    # re-queued the trial; the retry counts, this result is dropped
+                    log.warning("trial taken over by another worker (heartbeat stalled): %s", exc)
                 ran += 1
                 progress()
                 continue
@@ -353,6 +359,15 @@ def _drive(study: optuna.Study, spec: StudySpec, objective: Callable[[optuna.Tri
         if heartbeat:
             backend.planned_only.discard(study._study_id)  # noqa: SLF001
     return ran
+
+
+def _lost_trial(exc: BaseException) -> bool:
+    """Optuna refusing to finish a trial another worker has already failed (stale heartbeat)."""
+    while exc is not None:
+        if isinstance(exc, optuna.exceptions.UpdateFinishedTrialError) or "Cannot tell a FAIL trial" in str(exc):
+            return True
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    return False
 
 
 def collect(study: optuna.Study, spec: StudySpec, base_cfg: dict[str, Any], space: SearchSpace,
