@@ -1,6 +1,9 @@
 """Studies under concurrency and crashes, with real processes: two ``hublab tune`` workers on one SQLite study,
 and a worker killed with SIGKILL mid-study and rerun. BM25 (LLM-free, fast) on a 12-paper ORKG subgraph,
-2 questions per trial; a small wrapper delays each trial so that trials overlap and a kill lands mid-trial."""
+2 questions per trial; a small wrapper delays each trial so that trials overlap and a kill lands mid-trial.
+
+The two-worker test also runs on PostgreSQL when HUBLAB_TEST_POSTGRES_URL names a database
+(e.g. postgresql://postgres@127.0.0.1:55432/optuna, with psycopg2 importable)."""
 
 from __future__ import annotations
 
@@ -99,7 +102,7 @@ def finish(proc: subprocess.Popen, timeout: float = 300) -> tuple[int, str]:
 
 
 def storage(root: Path) -> str:
-    return f"sqlite:///{root / 'mlruns/optuna.db'}"
+    return os.environ.get("HUBLAB_TEST_STORAGE") or f"sqlite:///{root / 'mlruns/optuna.db'}"
 
 
 def trials(root: Path, study: str) -> list[optuna.trial.FrozenTrial]:
@@ -135,14 +138,22 @@ def mlflow_runs(root: Path, study: str):
     return parents, children
 
 
-def test_two_workers_split_one_ofat_study(project: Path):
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_two_workers_split_one_ofat_study(project: Path, backend: str, monkeypatch):
     """Issue: a second worker marked the first worker's running trial FAIL and queued a duplicate; the first
     worker then crashed with UpdateFinishedTrialError. Now: every planned trial runs exactly once, split
     between the workers, and both exit 0 with the complete table."""
-    a = tune(project, "s", delay=3)
+    url = [] if backend == "sqlite" else [os.environ.get("HUBLAB_TEST_POSTGRES_URL", "")]
+    if backend == "postgresql":
+        if not url[0]:
+            pytest.skip("HUBLAB_TEST_POSTGRES_URL not set")
+        monkeypatch.setenv("HUBLAB_TEST_STORAGE", url[0])
+        optuna.delete_study(study_name="s", storage=url[0]) if "s" in optuna.get_all_study_names(url[0]) else None
+    opts = [*(["--storage", url[0]] if url else [])]
+    a = tune(project, "s", *opts, delay=3)
     wait_for(lambda: any(t.state == optuna.trial.TrialState.RUNNING for t in trials(project, "s")),
              what="worker A running a trial")
-    b = tune(project, "s", "--index-dir", "models-b", delay=3)  # Milvus Lite: one process per index file
+    b = tune(project, "s", *opts, "--index-dir", "models-b", delay=3)  # Milvus Lite: one process per index file
     (rc_a, out_a), (rc_b, out_b) = finish(a), finish(b)
     assert rc_a == 0, out_a
     assert rc_b == 0, out_b
