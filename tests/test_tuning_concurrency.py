@@ -138,11 +138,13 @@ def mlflow_runs(root: Path, study: str):
     return parents, children
 
 
-@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
-def test_two_workers_split_one_ofat_study(project: Path, backend: str, monkeypatch):
+@pytest.mark.parametrize(("backend", "start"), [("sqlite", "while_a_runs"), ("sqlite", "together"),
+                                              ("postgresql", "while_a_runs")])
+def test_two_workers_split_one_ofat_study(project: Path, backend: str, start: str, monkeypatch):
     """Issue: a second worker marked the first worker's running trial FAIL and queued a duplicate; the first
     worker then crashed with UpdateFinishedTrialError. Now: every planned trial runs exactly once, split
-    between the workers, and both exit 0 with the complete table."""
+    between the workers, and both exit 0 with the complete table. ``together``: both start at once on a
+    new project (Optuna and MLflow tables, experiment, parent run and queue created concurrently)."""
     url = [] if backend == "sqlite" else [os.environ.get("HUBLAB_TEST_POSTGRES_URL", "")]
     if backend == "postgresql":
         if not url[0]:
@@ -151,8 +153,9 @@ def test_two_workers_split_one_ofat_study(project: Path, backend: str, monkeypat
         optuna.delete_study(study_name="s", storage=url[0]) if "s" in optuna.get_all_study_names(url[0]) else None
     opts = [*(["--storage", url[0]] if url else [])]
     a = tune(project, "s", *opts, delay=3)
-    wait_for(lambda: any(t.state == optuna.trial.TrialState.RUNNING for t in trials(project, "s")),
-             what="worker A running a trial")
+    if start == "while_a_runs":
+        wait_for(lambda: any(t.state == optuna.trial.TrialState.RUNNING for t in trials(project, "s")),
+                 what="worker A running a trial")
     b = tune(project, "s", *opts, "--index-dir", "models-b", delay=3)  # Milvus Lite: one process per index file
     (rc_a, out_a), (rc_b, out_b) = finish(a), finish(b)
     assert rc_a == 0, out_a

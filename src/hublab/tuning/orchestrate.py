@@ -94,10 +94,12 @@ class TuneOutcome:
 def _setup_experiment(root: Path, experiment: str) -> str:
     """mlflow_log.setup, tolerating a concurrent worker creating the same experiment first."""
     from hublab.tracking import mlflow_log
+    from hublab.tuning.storage import file_lock
 
     for attempt in range(5):
-        try:
-            return mlflow_log.setup(root, experiment)
+        try:  # the lock: workers starting together on a new project race creating MLflow's tables
+            with file_lock(root / "mlruns" / "mlflow.db"):
+                return mlflow_log.setup(root, experiment)
         except Exception:  # noqa: BLE001 - e.g. RESOURCE_ALREADY_EXISTS / sqlite busy from another worker
             if attempt == 4:
                 raise

@@ -45,7 +45,9 @@ class StudyStorage(RDBStorage):
         if url.startswith("sqlite"):
             # several processes on one file: wait for the write lock instead of failing after 5 s
             engine_kwargs["connect_args"] = {"timeout": SQLITE_TIMEOUT_S}
-        with warnings.catch_warnings():
+        path = sqlite_path(url)
+        # workers starting together on a new SQLite file would race creating Optuna's tables
+        with file_lock(path) if path is not None else contextlib.nullcontext(), warnings.catch_warnings():
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
             callback = optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=max_retry)
             super().__init__(url, engine_kwargs=engine_kwargs, heartbeat_interval=heartbeat_interval,
@@ -88,20 +90,27 @@ _local_locks: dict[str, threading.Lock] = {}
 
 
 @contextlib.contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock on ``<path>.hublab.lock`` (flock: released by the OS when a holder dies)."""
+    import fcntl
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.with_name(path.name + ".hublab.lock").open("a+") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
 def study_lock(storage: RDBStorage, name: str) -> Iterator[None]:
     """Hold a lock shared by all workers of study ``name`` on this storage."""
     url = str(storage.url)
     path = sqlite_path(url)
     if path is not None:
-        import fcntl
-
-        lock_file = path.with_name(path.name + ".hublab.lock")
-        with lock_file.open("a+") as fh:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+        with file_lock(path):
+            yield
         return
     import sqlalchemy
 
