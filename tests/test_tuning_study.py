@@ -99,3 +99,83 @@ def test_nsga2_needs_two_objectives(tmp_path):
     with pytest.raises(InputError):
         run_study(StudySpec("x", "nsga2", storage=f"sqlite:///{tmp_path}/x.db", n_trials=2), BASE, SPACE,
                   lambda r: score(r.config))
+
+
+def test_parameters_have_real_distributions_and_objectives_are_named(tmp_path):
+    from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
+
+    from hublab.tuning.space import Factor, optuna_param
+
+    assert optuna_param(Factor("a", (0, 3, 9)), 5).distribution == IntDistribution(0, 9, step=1)
+    assert optuna_param(Factor("h", (10, 20, 30)), 10).distribution == IntDistribution(10, 30, step=10)
+    assert optuna_param(Factor("p", (0, 0.01, 0.1)), 0.05).distribution == FloatDistribution(0, 0.1)
+    assert optuna_param(Factor("f", (True, False)), True).distribution == CategoricalDistribution([True, False])
+    assert optuna_param(Factor("s", ("x", "y")), "x").distribution == CategoricalDistribution(["x", "y"])
+    assert optuna_param(Factor("k", (1, 2), kind="categorical"), 1).distribution == CategoricalDistribution([1, 2])
+    llm = optuna_param(Factor("llm", ({"model": "a"}, {"model": "b"})), None)
+    assert llm.encoded and llm.to_value(llm.to_param({"model": "b"})) == {"model": "b"}
+    ranged = space_from_pipeline({"x": {"low": 1, "high": 100, "log": True, "values": [1, 10, 100]}}).factors[0]
+    assert optuna_param(ranged, 10).distribution == IntDistribution(1, 100, log=True)
+
+    res = run_study(StudySpec("d", "ofat", storage=f"sqlite:///{tmp_path}/d.db"), BASE, SPACE, Counting())
+    t = res.study.trials[0]
+    assert t.params == {"retriever.params.alpha": 5, "retriever.params.hubs": 10, "retriever.params.filter": True}
+    assert isinstance(t.distributions["retriever.params.alpha"], IntDistribution)
+    assert res.study.metric_names == ["recall_triples"]
+    spec = StudySpec("n2", "nsga2", storage=f"sqlite:///{tmp_path}/n.db", n_trials=4,
+                     objectives=["recall_triples", "runtime"])
+    assert run_study(spec, BASE, SPACE, lambda r: score(r.config)).study.metric_names == ["recall_triples", "runtime"]
+
+
+def test_ofat_n_trials_caps_one_invocation(tmp_path):
+    storage = f"sqlite:///{tmp_path}/o.db"
+    ev = Counting()
+    res = run_study(StudySpec("s", "ofat", storage=storage, n_trials=3), BASE, SPACE, ev)
+    assert ev.calls == ["base", "retriever.params.alpha=0", "retriever.params.alpha=3"] and res.ran == 3
+    assert len(res.pending) == 4 and res.chosen == {}  # no factor has all its values measured yet
+    res = run_study(StudySpec("s", "ofat", storage=storage, n_trials=2), BASE, SPACE, ev)
+    assert res.chosen == {"retriever.params.alpha": 5} and len(res.pending) == 2
+    res = run_study(StudySpec("s", "ofat", storage=storage), BASE, SPACE, ev)
+    assert len(ev.calls) == 7 and not res.pending and len(res.chosen) == 3
+
+
+def test_ofat_worker_never_creates_unplanned_trials(tmp_path):
+    """With the queue empty, Optuna's ask() would sample a fresh (unplanned) trial; an OFAT worker gets
+    NoPlannedTrialLeft instead (the race of two workers for the last queued trial)."""
+    from hublab.tuning.storage import NoPlannedTrialLeft
+    from hublab.tuning.study import open_study
+
+    study = open_study(StudySpec("q", "ofat", storage=f"sqlite:///{tmp_path}/q.db"))
+    backend = study._storage._backend  # noqa: SLF001
+    backend.planned_only.add(study._study_id)  # noqa: SLF001
+    study.enqueue_trial({"x": 1})
+    assert study.ask().number == 0  # the queued trial
+    with pytest.raises(NoPlannedTrialLeft):
+        study.ask()
+    assert len(study.trials) == 1
+
+
+def test_worker_whose_trial_was_taken_over_goes_on(tmp_path):
+    """A worker whose heartbeat stalled past the grace period finds its trial failed and re-queued by another
+    worker when it finishes: Optuna refuses its result; the worker warns and goes on, the retry counts."""
+    import warnings
+
+    storage = f"sqlite:///{tmp_path}/o.db"
+    taken: list[int] = []
+
+    def ev(req: TrialRequest) -> dict[str, float]:
+        if req.name == "retriever.params.alpha=0" and not taken:
+            other = optuna.load_study(study_name="s", storage=storage)  # "another worker"
+            mine = other.get_trials(states=(optuna.trial.TrialState.RUNNING,))[0]
+            other._storage.set_trial_state_values(mine._trial_id, optuna.trial.TrialState.FAIL)  # noqa: SLF001
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=1)(other, other.trials[mine.number])
+            taken.append(mine.number)
+        return score(req.config)
+
+    res = run_study(StudySpec("s", "ofat", storage=storage), BASE, SPACE, ev)
+    states = [(t.user_attrs["ofat_key"], t.state.name) for t in res.study.trials]
+    assert states.count(("retriever.params.alpha=0", "FAIL")) == 1
+    assert states.count(("retriever.params.alpha=0", "COMPLETE")) == 1
+    assert not res.pending and len(res.chosen) == 3

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
+import os
 from pathlib import Path
 
 from hublab.tuning.study import StudyResult
@@ -28,32 +30,39 @@ def ofat_markdown(res: StudyResult) -> str:
     return "\n".join(lines)
 
 
+def _tmp(path: Path) -> Path:
+    return path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
+
+
+def _write(path: Path, text: str) -> Path:
+    """Write via a temporary file and rename: workers of one study finishing together never interleave."""
+    tmp = _tmp(path)
+    tmp.write_text(text)
+    tmp.replace(path)
+    return path
+
+
 def write_outputs(res: StudyResult, out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     paths: list[Path] = []
     if res.table:
-        p = out_dir / "ofat_table.csv"
-        with p.open("w", newline="") as fh:
-            w = csv.writer(fh)
-            w.writerow(["parameter", "value", "is_base", "recall", "hits@10", "delta_recall_pct", "delta_hits_pct",
-                        "chosen"])
-            for r in res.table:
-                w.writerow([r.factor, json.dumps(r.value), r.is_base, r.recall, r.hits, r.delta_recall_pct,
-                            r.delta_hits_pct, r.chosen])
-        paths.append(p)
-        md = out_dir / "ofat_table.md"
-        md.write_text(ofat_markdown(res) + "\n")
-        paths.append(md)
-        ch = out_dir / "chosen.json"
-        ch.write_text(json.dumps(res.chosen, indent=1))
-        paths.append(ch)
+        buf = io.StringIO()
+        w = csv.writer(buf)
+        w.writerow(["parameter", "value", "is_base", "recall", "hits@10", "delta_recall_pct", "delta_hits_pct",
+                    "chosen"])
+        for r in res.table:
+            w.writerow([r.factor, json.dumps(r.value), r.is_base, r.recall, r.hits, r.delta_recall_pct,
+                        r.delta_hits_pct, r.chosen])
+        paths.append(_write(out_dir / "ofat_table.csv", buf.getvalue()))
+        paths.append(_write(out_dir / "ofat_table.md", ofat_markdown(res) + "\n"))
+        paths.append(_write(out_dir / "chosen.json", json.dumps(res.chosen, indent=1)))
+        if res.pending:
+            paths.append(_write(out_dir / "pending.json", json.dumps(res.pending, indent=1)))
+        else:
+            (out_dir / "pending.json").unlink(missing_ok=True)
     if res.pareto:
-        p = out_dir / "pareto_front.json"
-        p.write_text(json.dumps(res.pareto, indent=1, default=str))
-        paths.append(p)
-    p = out_dir / "trials.json"
-    p.write_text(json.dumps(res.trials, indent=1, default=str))
-    paths.append(p)
+        paths.append(_write(out_dir / "pareto_front.json", json.dumps(res.pareto, indent=1, default=str)))
+    paths.append(_write(out_dir / "trials.json", json.dumps(res.trials, indent=1, default=str)))
     paths.extend(_plots(res, out_dir))
     return paths
 
@@ -85,10 +94,12 @@ def _plots(res: StudyResult, out_dir: Path) -> list[Path]:
             fig = ax.figure if hasattr(ax, "figure") else plt.gcf()
             fig.set_size_inches(9, 5)
             fig.tight_layout()
-            fig.savefig(out_dir / name, dpi=100)
+            tmp = _tmp(out_dir / name)
+            fig.savefig(tmp, dpi=100)
+            tmp.replace(out_dir / name)
             plt.close("all")
             out.append(out_dir / name)
         except Exception as exc:  # e.g. importance needs variance across trials
-            (out_dir / f"{name}.skipped.txt").write_text(f"{type(exc).__name__}: {exc}\n")
+            _write(out_dir / f"{name}.skipped.txt", f"{type(exc).__name__}: {exc}\n")
             plt.close("all")
     return out

@@ -1,6 +1,11 @@
 """The default study evaluator: one trial = one experiment-runner run, logged as a nested MLflow run
 under the study's parent run. Models and graphs are shared across trials (resource cache), and runs
-are checkpointed per question, so an interrupted study loses at most the question in flight."""
+are checkpointed per question, so an interrupted study loses at most the question in flight.
+
+The runner's checkpoint (and the MLflow run id in it) is keyed by the config, not by the study: the same
+config in a second study would resume the *first* study's run, i.e. log into a run nested under the other
+study's parent. :func:`_detach_foreign_run` makes such a trial start a new run under its own study's parent
+(the finished per-question results are still reused: same config, same answers)."""
 
 from __future__ import annotations
 
@@ -15,6 +20,8 @@ def runner_evaluator(graph: str, dataset: str, *, limit: int | None, experiment:
 
     def evaluate(req: TrialRequest) -> dict[str, float]:
         cfg = PipelineConfig.from_dict(req.config, source=f"trial {req.name}")
+        if req.parent_run_id is not None:
+            _detach_foreign_run(settings, cfg.config_hash(graph, dataset), req.parent_run_id)
         on_question = None
         if req.report is not None:
             def on_question(done: int, total: int, partial: dict[str, float]) -> bool:
@@ -31,3 +38,31 @@ def runner_evaluator(graph: str, dataset: str, *, limit: int | None, experiment:
         return dict(summary.metrics)
 
     return evaluate
+
+
+def _detach_foreign_run(settings: Settings, config_hash: str, parent_run_id: str) -> None:
+    """Forget the checkpoint's MLflow run when it belongs to another parent (another study, or a plain run).
+
+    Note: this knows the runner's checkpoint layout (outputs/runs/<config hash>/state.json); the runner
+    itself should start a new run when ``parent_run_id`` differs from the checkpointed run's parent.
+    """
+    from mlflow.tracking import MlflowClient
+
+    from hublab.experiment.runner import Checkpoint
+    from hublab.tracking import mlflow_log
+
+    directory = settings.root / "outputs" / "runs" / config_hash
+    if not (directory / "state.json").exists():
+        return
+    ckpt = Checkpoint(directory)
+    state = ckpt.state()
+    run_id = state.get("run_id")
+    if not run_id:
+        return
+    try:
+        run = MlflowClient(mlflow_log.tracking_uri(settings.root)).get_run(run_id)
+        owner = run.data.tags.get("mlflow.parentRunId")
+    except Exception:  # noqa: BLE001 - a run that cannot be read is not ours either; the runner makes a new one
+        owner = None
+    if owner != parent_run_id:
+        ckpt.save_state({k: v for k, v in state.items() if k != "run_id"})

@@ -27,12 +27,22 @@ _SQA_PIPES = {
 
 @dataclass(frozen=True)
 class Factor:
-    """One OFAT factor: a config path and the values it takes (JSON-serialisable)."""
+    """One factor: a config path and the values it takes (JSON-serialisable).
+
+    ``values`` is the OFAT grid (and, for TPE/NSGA-II, the choices or the range they span). ``low``/``high``
+    (with ``step``/``log``) declare a numeric range for TPE/NSGA-II explicitly; ``kind`` forces the Optuna
+    distribution (``int``, ``float``, ``categorical``) instead of inferring it from the values.
+    """
 
     path: str
     values: tuple[Any, ...]
     label: str = ""
     notes: str = ""
+    low: float | None = None
+    high: float | None = None
+    step: float | None = None
+    log: bool = False
+    kind: str = ""
 
     @property
     def name(self) -> str:
@@ -86,17 +96,157 @@ def set_path(cfg: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
     return out
 
 
+_KINDS = ("", "int", "float", "categorical")
+_MAX_RANGE_GRID = 50
+
+
+def _range_values(low: float, high: float, step: float | None, *, source: str, field_: str) -> tuple[Any, ...]:
+    """The OFAT grid of an integer range given without ``values`` (refused when large or continuous)."""
+    if not all(isinstance(x, int) and not isinstance(x, bool) for x in (low, high, step or 1)):
+        raise InputError("a float range needs explicit values for OFAT; add values: [...]", file=source,
+                         field=field_)
+    grid = tuple(range(int(low), int(high) + 1, int(step or 1)))
+    if len(grid) > _MAX_RANGE_GRID:
+        raise InputError(f"range has {len(grid)} values; list the OFAT values explicitly (values: [...])",
+                         file=source, field=field_)
+    return grid
+
+
 def space_from_pipeline(section: dict[str, Any] | None, *, source: str = "search_space") -> SearchSpace:
-    """Parse ``search_space: {<dotted.path>: {values: [...], label: ...}}`` (or a bare list of values)."""
+    """Parse ``search_space: {<dotted.path>: spec}``.
+
+    ``spec`` is a bare list of values, ``{values: [...], label: ..., kind: int|float|categorical}`` or a numeric
+    range ``{low: 0, high: 9, step: 1, log: false}`` (optionally with ``values`` for the OFAT grid).
+    """
     space = SearchSpace()
     for path, spec in (section or {}).items():
+        field_ = f"search_space.{path}"
         if isinstance(spec, list):
             spec = {"values": spec}
-        if not isinstance(spec, dict) or not isinstance(spec.get("values"), list) or not spec["values"]:
-            raise InputError("expected {values: [non-empty list]}", file=source, field=f"search_space.{path}")
-        space.factors.append(Factor(str(path), tuple(spec["values"]), str(spec.get("label", "")),
-                                    str(spec.get("notes", ""))))
+        if not isinstance(spec, dict):
+            raise InputError("expected {values: [...]} or {low: .., high: ..}", file=source, field=field_)
+        kind = str(spec.get("kind", ""))
+        if kind not in _KINDS:
+            raise InputError(f"kind must be one of int, float, categorical (got {kind!r})", file=source,
+                             field=f"{field_}.kind")
+        low, high, step = spec.get("low"), spec.get("high"), spec.get("step")
+        if (low is None) != (high is None):
+            raise InputError("a range needs both low and high", file=source, field=field_)
+        if low is not None:
+            nums = [x for x in (low, high, step) if x is not None]
+            if any(isinstance(x, bool) or not isinstance(x, int | float) for x in nums) or low > high:
+                raise InputError("expected numbers with low <= high", file=source, field=field_)
+        values = spec.get("values")
+        if values is None and low is not None:
+            values = list(_range_values(low, high, step, source=source, field_=field_))
+        if not isinstance(values, list) or not values:
+            raise InputError("expected {values: [non-empty list]}", file=source, field=field_)
+        space.factors.append(Factor(str(path), tuple(values), str(spec.get("label", "")), str(spec.get("notes", "")),
+                                    low=low, high=high, step=step, log=bool(spec.get("log", False)), kind=kind))
     return space
+
+
+# ---------------------------------------------------------------- Optuna distributions
+
+
+def _is_primitive(v: Any) -> bool:
+    return v is None or isinstance(v, bool | int | float | str)
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+@dataclass(frozen=True)
+class Param:
+    """How a factor appears in Optuna: its distribution, and how config values map to parameter values
+    (identity, except lists/dicts such as LLM configs, which are categorical JSON strings)."""
+
+    path: str
+    distribution: Any  # optuna.distributions.BaseDistribution
+    encoded: bool = False
+
+    def to_param(self, value: Any) -> Any:
+        if self.encoded:
+            return encode_value(value)
+        if isinstance(value, bool) or not _is_number(value):
+            return value
+        from optuna.distributions import IntDistribution
+
+        return int(value) if isinstance(self.distribution, IntDistribution) else float(value)
+
+    def to_value(self, param: Any) -> Any:
+        if self.encoded and isinstance(param, str):
+            return decode_value(param)
+        return param
+
+    def suggest(self, trial: Any) -> Any:
+        """``trial.suggest_*`` with this distribution (a fixed/enqueued value is returned as is)."""
+        from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
+
+        d = self.distribution
+        if isinstance(d, IntDistribution):
+            return trial.suggest_int(self.path, d.low, d.high, step=d.step, log=d.log)
+        if isinstance(d, FloatDistribution):
+            return trial.suggest_float(self.path, d.low, d.high, step=d.step, log=d.log)
+        assert isinstance(d, CategoricalDistribution)
+        return trial.suggest_categorical(self.path, d.choices)
+
+
+def _gcd_step(values: list[int]) -> int:
+    import math
+
+    lo = min(values)
+    g = 0
+    for v in values:
+        g = math.gcd(g, v - lo)
+    return g or 1
+
+
+def optuna_param(f: Factor, base: Any) -> Param:
+    """The Optuna distribution of a factor.
+
+    * an explicit range (``low``/``high``) → ``IntDistribution``/``FloatDistribution`` with its step/log;
+    * all listed values (and the base value) integers → ``IntDistribution`` over their span, step = the
+      largest step that hits every value (10, 20, 30 → step 10);
+    * numbers → ``FloatDistribution`` over their span; booleans/strings/None → ``CategoricalDistribution``
+      of the native values; lists/dicts → categorical over their JSON encodings.
+    ``kind: categorical`` keeps a numeric list categorical (TPE then only tries the listed values).
+    """
+    from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
+
+    values = list(f.values) + ([] if base is None else [base])
+    if f.kind != "categorical" and (f.low is not None or all(_is_number(v) for v in values)):
+        nums = [v for v in values if _is_number(v)]
+        if len(nums) != len(values):
+            raise InputError(f"factor {f.path}: numeric range but non-numeric values {values!r}", field=f.path)
+        lo = min([*nums, *([f.low] if f.low is not None else [])])
+        hi = max([*nums, *([f.high] if f.high is not None else [])])
+        ints = all(_is_int(v) for v in [*nums, lo, hi]) and (f.step is None or _is_int(f.step))
+        if f.kind == "int" and not ints:
+            raise InputError(f"factor {f.path}: kind int but non-integer values {values!r}", field=f.path)
+        if ints and f.kind != "float":
+            if f.log:
+                return Param(f.path, IntDistribution(int(lo), int(hi), log=True))
+            step = int(f.step) if f.step is not None else _gcd_step([int(v) for v in nums])
+            if any((int(v) - int(lo)) % step for v in nums) or (int(hi) - int(lo)) % step:
+                step = _gcd_step([int(v) for v in [*nums, lo, hi]])
+            return Param(f.path, IntDistribution(int(lo), int(hi), step=step))
+        return Param(f.path, FloatDistribution(float(lo), float(hi), log=f.log,
+                                               step=None if f.log or f.step is None else float(f.step)))
+    if f.kind in ("int", "float"):
+        raise InputError(f"factor {f.path}: kind {f.kind} needs numeric values", field=f.path)
+    encoded = not all(_is_primitive(v) for v in values)
+    choices: list[Any] = []
+    for v in values:
+        c = encode_value(v) if encoded else v
+        if c not in choices:
+            choices.append(c)
+    return Param(f.path, CategoricalDistribution(choices), encoded)
 
 
 def _endpoint_value(sqa: dict[str, Any], *, llm: bool) -> dict[str, Any]:

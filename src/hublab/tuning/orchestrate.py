@@ -1,0 +1,298 @@
+"""``hublab tune`` as a library call: one study = one Optuna study + one parent MLflow run + outputs.
+
+:func:`run_tune` loads the pipeline and its factors, opens (or joins, or resumes) the study, finds or creates
+the study's single parent MLflow run, runs trials through the experiment runner and writes the outputs.
+Any number of workers may run it at the same time on one study (same storage URL):
+
+* The parent run id is stored in the study's user attrs (``mlflow_parent_run_id``) *before* the first trial,
+  under the study's cross-worker lock: a rerun after a crash and every concurrent worker use the same
+  parent; a new study (new name, or a study recreated under an old name) gets its own.
+* A parent found RUNNING while no trial of the study has a live heartbeat was left by a killed worker: it is
+  marked KILLED (tag ``hublab.recovered``) and then resumed.
+* A worker sets the parent FINISHED (or FAILED/KILLED when it crashes) only when no other worker still runs a
+  trial of the study; otherwise the last one does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import optuna
+
+from hublab.config import Settings
+from hublab.errors import InputError
+from hublab.tuning.storage import DEFAULT_GRACE_S, DEFAULT_HEARTBEAT_S, redact_url
+from hublab.tuning.study import WORKER, Evaluator, StudyResult, StudySpec, run_study
+
+PARENT_ATTR = "mlflow_parent_run_id"
+
+
+@dataclass
+class TuneRequest:
+    pipeline: Path
+    study: str
+    mode: str = "ofat"
+    dataset: str = "reduced_gv1"
+    graph: str | None = None
+    storage: str | None = None
+    n_trials: int | None = None
+    objectives: list[str] = field(default_factory=lambda: ["recall_triples"])
+    thesis_params: Path | None = None
+    limit: int | None = None
+    seed: int = 0
+    carbon: bool = True
+    output_dir: Path | None = None
+    heartbeat_interval: int = DEFAULT_HEARTBEAT_S
+    grace_period: int = DEFAULT_GRACE_S
+    progress: bool = True
+    # this worker's index folder (default params.yaml paths.indices): a Milvus Lite index file can be open in
+    # one process only, so a second worker on the same machine needs its own copy (or a Milvus server)
+    index_dir: Path | None = None
+
+
+@dataclass
+class TuneOutcome:
+    result: StudyResult
+    spec: StudySpec
+    out_dir: Path
+    experiment: str
+    parent_run_id: str
+    outputs: list[Path] = field(default_factory=list)
+    recovered: bool = False  # the parent was left RUNNING by a killed worker
+
+    def summary(self) -> list[str]:
+        """Lines for the terminal: the OFAT table or Pareto front / best trial, and where things are."""
+        from hublab.tuning.report import ofat_markdown
+
+        res, spec, lines = self.result, self.spec, []
+        if res.table:
+            lines.append(ofat_markdown(res))
+            if res.pending:
+                lines.append(f"\n{len(res.pending)} of {res.planned} OFAT trials not finished yet "
+                             f"(ran {res.ran} now); factors still missing a trial are undecided. "
+                             "Run the same command again to continue.")
+            lines.append("\nChosen values (Recall first, Hits@10 breaks ties):")
+            lines.extend(f"  {path}: {value!r}" for path, value in res.chosen.items())
+        if res.pareto:
+            lines.append(f"Pareto front ({', '.join(spec.objectives)}):")
+            lines.extend(f"  trial {p['number']}: values={[round(v, 4) for v in p['values']]} params={p['params']}"
+                         for p in res.pareto)
+        if res.best:
+            lines.append(f"Best trial {res.best['number']}: {spec.objectives[0]}={res.best['values'][0]:.4f} "
+                         f"params={res.best['params']}")
+        lines.append(f"Outputs: {self.out_dir}  ·  MLflow experiment {self.experiment!r}, "
+                     f"parent run {self.parent_run_id}")
+        return lines
+
+
+def _setup_experiment(root: Path, experiment: str) -> str:
+    """mlflow_log.setup, tolerating a concurrent worker creating the same experiment first."""
+    from hublab.tracking import mlflow_log
+    from hublab.tuning.storage import file_lock
+
+    for attempt in range(5):
+        try:  # the lock: workers starting together on a new project race creating MLflow's tables
+            with file_lock(root / "mlruns" / "mlflow.db"):
+                return mlflow_log.setup(root, experiment)
+        except Exception:  # noqa: BLE001 - e.g. RESOURCE_ALREADY_EXISTS / sqlite busy from another worker
+            if attempt == 4:
+                raise
+            time.sleep(0.5 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+def _running_trials(study: optuna.Study) -> int:
+    """Trials of the study still held by a live worker (after failing those whose heartbeat went stale)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        optuna.storages.fail_stale_trials(study)
+    return len(study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,)))
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def parent_run_setup(client: Any, experiment_id: str, spec: StudySpec, params: dict[str, str],
+                     on_recovered: Callable[[], None] | None = None) -> Callable[[optuna.Study], str]:
+    """The ``setup`` hook for :func:`run_study`: find or create the study's parent run (under the study lock).
+
+    The study gets a random id once (user attr ``hublab_uid``); its parent run carries it as tag
+    ``hublab.study_uid``. The parent is the run named by the user attr ``mlflow_parent_run_id``, else the run
+    in this MLflow store tagged with the study's id (a worker whose MLflow store is not the one the attr
+    points to), else a new one. A study recreated under an old name has a new id, so never another's parent.
+    """
+    import uuid
+
+    from mlflow.entities import Param
+
+    def find(study: optuna.Study, uid: str) -> Any:
+        run_id = study.user_attrs.get(PARENT_ATTR)
+        if run_id:
+            try:
+                run = client.get_run(run_id)
+            except Exception:  # noqa: BLE001 - not in this MLflow store
+                run = None
+            if run is not None and run.info.lifecycle_stage != "deleted" and \
+                    run.data.tags.get("hublab.study_uid", uid) == uid:
+                return run
+        found = client.search_runs([experiment_id], filter_string=f"tags.`hublab.study_uid` = '{uid}'",
+                                   order_by=["attributes.start_time ASC"], max_results=5)
+        found = [r for r in found if "mlflow.parentRunId" not in r.data.tags]
+        return found[0] if found else None
+
+    def setup(study: optuna.Study) -> str:
+        uid = study.user_attrs.get("hublab_uid")
+        if not uid:
+            uid = uuid.uuid4().hex
+            study.set_user_attr("hublab_uid", uid)
+        run = find(study, uid)
+        if run is not None and run.info.status == "RUNNING" and _running_trials(study) == 0:
+            # left RUNNING by a worker that was killed (no trial of the study has a live heartbeat)
+            client.set_terminated(run.info.run_id, "KILLED")
+            client.set_tag(run.info.run_id, "hublab.recovered",
+                           f"{_now()}: was RUNNING with no live worker; marked KILLED, resumed by {WORKER}")
+            if on_recovered is not None:
+                on_recovered()
+        if run is None:
+            run = client.create_run(experiment_id, run_name=f"study {spec.name} ({spec.mode})",
+                                    tags={"hublab.study": spec.name, "hublab.mode": spec.mode,
+                                          "hublab.study_uid": uid})
+            client.log_batch(run.info.run_id, params=[Param(k, v[:6000]) for k, v in params.items()])
+        else:
+            client.update_run(run.info.run_id, status="RUNNING")
+            if "hublab.study_uid" not in run.data.tags:  # a parent made before study ids existed
+                client.set_tag(run.info.run_id, "hublab.study_uid", uid)
+        if study.user_attrs.get(PARENT_ATTR) is None or study.user_attrs.get(PARENT_ATTR) == run.info.run_id or \
+                _deleted_here(client, study.user_attrs.get(PARENT_ATTR)):
+            study.set_user_attr(PARENT_ATTR, run.info.run_id)
+        return run.info.run_id
+
+    return setup
+
+
+def _deleted_here(client: Any, run_id: str) -> bool:
+    try:
+        return client.get_run(run_id).info.lifecycle_stage == "deleted"
+    except Exception:  # noqa: BLE001 - not in this store: another store's parent, keep the attr
+        return False
+
+
+def run_tune(req: TuneRequest, *, settings: Settings | None = None, evaluator: Evaluator | None = None) -> TuneOutcome:
+    """Run, resume or join the study ``req.study``; write its outputs; return the result."""
+    import yaml
+    from mlflow.tracking import MlflowClient
+
+    from hublab.config import settings as load_settings
+    from hublab.pipeline.config import load_pipeline
+    from hublab.tracking import mlflow_log
+    from hublab.tuning.report import write_outputs
+    from hublab.tuning.runner_eval import runner_evaluator
+    from hublab.tuning.space import applicable, space_from_pipeline, space_from_thesis_json
+
+    st = settings or load_settings()
+    if req.index_dir is not None:
+        paths = {**st.section("paths"), "indices": str(Path(req.index_dir).resolve())}
+        st = Settings(st.root, {**st.params, "paths": paths})
+    cfg = load_pipeline(req.pipeline)
+    base = cfg.to_dict()
+    space = space_from_thesis_json(req.thesis_params) if req.thesis_params else space_from_pipeline(
+        cfg.search_space, source=str(req.pipeline))
+    space = applicable(space, base)
+    if not space.factors:
+        raise InputError("no factors to study: add a search_space section or pass --thesis-params",
+                         file=str(req.pipeline))
+    graph = req.graph or st.graph_for_dataset(req.dataset)
+    (st.root / "mlruns").mkdir(parents=True, exist_ok=True)
+    storage = req.storage or f"sqlite:///{(st.root / 'mlruns' / 'optuna.db').resolve()}"
+    objectives = list(req.objectives) or ["recall_triples"]
+    if req.mode == "nsga2" and len(objectives) < 2:
+        objectives = ["recall_triples", "hit@10_triples", "runtime"]
+    spec = StudySpec(req.study, req.mode, storage, req.n_trials, objectives, req.seed,
+                     heartbeat_interval=req.heartbeat_interval, grace_period=req.grace_period)
+    spec.validate()
+    experiment = f"tune-{req.study}"
+    exp_id = _setup_experiment(st.root, experiment)
+    client = MlflowClient(mlflow_log.tracking_uri(st.root))
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+    recovered: list[bool] = []
+    setup = parent_run_setup(client, exp_id, spec, {
+        "study": req.study, "mode": req.mode, "dataset": req.dataset, "graph": graph,
+        "objectives": ",".join(objectives), "pipeline": str(req.pipeline), "storage": redact_url(storage),
+        "factors": ",".join(f.path for f in space.factors)}, on_recovered=lambda: recovered.append(True))
+    evaluator = evaluator or runner_evaluator(graph, req.dataset, limit=req.limit, experiment=experiment,
+                                              settings=st, objective=objectives[0], track_carbon=req.carbon)
+    parent: list[str] = []
+    opened: list[optuna.Study] = []
+
+    def locked_setup(study: optuna.Study) -> str:
+        opened.append(study)
+        parent.append(setup(study))
+        return parent[-1]
+
+    try:
+        with _progress(req.progress, f"study {req.study}") as on_progress:
+            result = run_study(spec, base, space, evaluator, setup=locked_setup, on_progress=on_progress)
+    except BaseException as exc:
+        if parent:
+            _end_parent(client, parent[-1], opened[-1], "KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED")
+        raise
+    parent_id = parent[-1]
+    out_dir = req.output_dir or (st.root / "outputs" / "studies" / req.study)
+    paths = write_outputs(result, out_dir)
+    base_yaml = out_dir / "base_pipeline.yaml"
+    _atomic_write(base_yaml, yaml.safe_dump(base, sort_keys=False))
+    for p in paths:
+        client.log_artifact(parent_id, str(p))
+    if result.best:
+        from mlflow.entities import Metric
+
+        ts = int(time.time() * 1000)
+        client.log_batch(parent_id, metrics=[Metric(k, v, ts, 0) for k, v in mlflow_log.finite_metrics(
+            {f"best.{k}": v for k, v in result.best["metrics"].items()}).items()])
+    client.set_tag(parent_id, "hublab.pending_trials", str(len(result.pending)))
+    _end_parent(client, parent_id, result.study, "FINISHED")
+    return TuneOutcome(result, spec, out_dir, experiment, parent_id, [*paths, base_yaml], bool(recovered))
+
+
+def _end_parent(client: Any, run_id: str, study: optuna.Study, status: str) -> None:
+    """End the parent run unless another worker still runs a trial of the study (it ends it later)."""
+    with contextlib.suppress(Exception):
+        if _running_trials(study):
+            return
+        client.set_terminated(run_id, status)
+
+
+@contextlib.contextmanager
+def _progress(enabled: bool, title: str):
+    """A rich progress bar over the study's finished trials (all workers'), or a no-op callback."""
+    if not enabled:
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), transient=False) as bar:
+        task = bar.add_task(title, total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total or None)
+
+        yield update
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    import os
+
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)

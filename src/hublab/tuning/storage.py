@@ -1,0 +1,140 @@
+"""Optuna storage for studies shared by several workers (processes, machines) that may die at any time.
+
+* Heartbeats: every running trial records a heartbeat; a trial whose worker stopped beating for
+  ``grace_period`` seconds is marked FAIL by whichever worker looks next, and
+  ``RetryHeartbeatStaleTrialCallback(max_retry)`` (formerly ``RetryFailedTrialCallback``) puts a copy back
+  into the queue, so another worker (or the rerun) runs it. Live workers' trials are never touched.
+* ``planned_only``: for OFAT studies a worker may only *take* enqueued trials; when the queue is empty
+  Optuna would otherwise create a fresh, sampled (= unplanned, possibly duplicate) trial. With the flag set
+  that attempt raises :class:`NoPlannedTrialLeft` before any trial is created.
+* :func:`study_lock`: a cross-process lock per storage (a lock file next to a SQLite database, a session
+  advisory lock on PostgreSQL, ``GET_LOCK`` on MySQL) for the few read-then-write steps that must not
+  interleave between workers: enqueueing the OFAT list and creating the study's parent MLflow run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import optuna
+from optuna.storages import RDBStorage
+from optuna.trial import FrozenTrial
+
+DEFAULT_HEARTBEAT_S = 30
+DEFAULT_GRACE_S = 120
+SQLITE_TIMEOUT_S = 120
+
+
+class NoPlannedTrialLeft(Exception):
+    """Raised instead of creating an unplanned trial in a study whose trials must all be enqueued."""
+
+
+class StudyStorage(RDBStorage):
+    """``RDBStorage`` with heartbeats, one retry for trials of dead workers and the ``planned_only`` switch."""
+
+    def __init__(self, url: str, *, heartbeat_interval: int = DEFAULT_HEARTBEAT_S,
+                 grace_period: int | None = DEFAULT_GRACE_S, max_retry: int = 1) -> None:
+        import warnings
+
+        engine_kwargs: dict[str, Any] = {}
+        if url.startswith("sqlite"):
+            # several processes on one file: wait for the write lock instead of failing after 5 s
+            engine_kwargs["connect_args"] = {"timeout": SQLITE_TIMEOUT_S}
+        path = sqlite_path(url)
+        # workers starting together on a new SQLite file would race creating Optuna's tables
+        with file_lock(path) if path is not None else contextlib.nullcontext(), warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            callback = optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=max_retry)
+            super().__init__(url, engine_kwargs=engine_kwargs, heartbeat_interval=heartbeat_interval,
+                             grace_period=grace_period, heartbeat_stale_trial_callback=callback)
+        self.planned_only: set[int] = set()  # study ids
+
+    # Optuna's Study.ask() creates a trial without a template when the queue is empty; enqueue_trial and
+    # the retry callback always pass one. (_CachedStorage calls _create_new_trial on its backend.)
+    def _create_new_trial(self, study_id: int, template_trial: FrozenTrial | None = None) -> FrozenTrial:
+        if template_trial is None and study_id in self.planned_only:
+            raise NoPlannedTrialLeft(f"no enqueued trial left in study {study_id}")
+        return super()._create_new_trial(study_id, template_trial)
+
+
+def make_storage(url: str, *, heartbeat_interval: int = DEFAULT_HEARTBEAT_S, grace_period: int | None = DEFAULT_GRACE_S,
+                 max_retry: int = 1) -> StudyStorage:
+    return StudyStorage(url, heartbeat_interval=heartbeat_interval, grace_period=grace_period, max_retry=max_retry)
+
+
+def redact_url(url: str) -> str:
+    """Storage URL without a password (for logs and MLflow params)."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # noqa: BLE001 - not an SQLAlchemy URL: keep only the scheme
+        return url.split(":", 1)[0] + ":…"
+
+
+def sqlite_path(url: str) -> Path | None:
+    from sqlalchemy.engine import make_url
+
+    u = make_url(url)
+    if u.get_backend_name() != "sqlite" or not u.database or u.database == ":memory:":
+        return None
+    return Path(u.database)
+
+
+_local_locks: dict[str, threading.Lock] = {}
+
+
+@contextlib.contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock on ``<path>.hublab.lock`` (flock: released by the OS when a holder dies)."""
+    import fcntl
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.with_name(path.name + ".hublab.lock").open("a+") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def study_lock(storage: RDBStorage, name: str) -> Iterator[None]:
+    """Hold a lock shared by all workers of study ``name`` on this storage."""
+    url = str(storage.url)
+    path = sqlite_path(url)
+    if path is not None:
+        with file_lock(path):
+            yield
+        return
+    import sqlalchemy
+
+    backend = storage.engine.dialect.name
+    key = int.from_bytes(hashlib.sha256(f"hublab-study:{name}".encode()).digest()[:8], "big", signed=True)
+    if backend == "postgresql":
+        with storage.engine.connect() as conn:
+            conn.execute(sqlalchemy.text("SELECT pg_advisory_lock(:k)"), {"k": key})
+            try:
+                yield
+            finally:
+                conn.execute(sqlalchemy.text("SELECT pg_advisory_unlock(:k)"), {"k": key})
+                conn.commit()
+        return
+    if backend in ("mysql", "mariadb"):
+        lock_name = f"hublab-{key & 0xFFFFFFFF:x}"
+        with storage.engine.connect() as conn:
+            conn.execute(sqlalchemy.text("SELECT GET_LOCK(:n, -1)"), {"n": lock_name})
+            try:
+                yield
+            finally:
+                conn.execute(sqlalchemy.text("SELECT RELEASE_LOCK(:n)"), {"n": lock_name})
+        return
+    # in-memory SQLite or an unknown backend: only this process can reach it anyway
+    lock = _local_locks.setdefault(f"{url}|{name}", threading.Lock())
+    with lock:
+        yield
