@@ -51,3 +51,62 @@ def make_project(root: Path, shared: Path, graph, pairs, monkeypatch) -> Path:
     monkeypatch.setenv("HUBLAB_ROOT", str(root))
     _load_params.cache_clear()
     return root
+
+
+def _pg_bin() -> Path | None:
+    import shutil
+
+    found = shutil.which("pg_ctl")
+    if found:
+        return Path(found).resolve().parent
+    versions = sorted(Path("/usr/lib/postgresql").glob("*/bin/pg_ctl"))
+    return versions[-1].parent if versions else None
+
+
+@pytest.fixture(scope="session")
+def postgres_url():
+    """A throwaway PostgreSQL server on 127.0.0.1 (the distribution's binaries), started for the session and
+    stopped after; ``HUBLAB_TEST_POSTGRES_URL`` uses an existing one instead. Skips when neither is there."""
+    import os
+    import socket
+    import subprocess
+
+    if os.environ.get("HUBLAB_TEST_POSTGRES_URL"):
+        yield os.environ["HUBLAB_TEST_POSTGRES_URL"]
+        return
+    pytest.importorskip("psycopg2")
+    bin_dir = _pg_bin()
+    if bin_dir is None:
+        pytest.skip("PostgreSQL binaries not installed (apt-get install postgresql)")
+    import shutil
+    import tempfile
+
+    as_user: list[str] = []
+    # not under pytest's tmp dir: that is private to root, and the server runs as another user
+    data = Path(tempfile.mkdtemp(prefix="hublab-pg-")) / "data"
+    if os.geteuid() == 0:  # initdb refuses to run as root: run the server as the postgres system user
+        import pwd
+
+        try:
+            pw = pwd.getpwnam("postgres")
+        except KeyError:
+            pytest.skip("running as root without a 'postgres' user for the server")
+        as_user = ["runuser", "-u", "postgres", "--"]
+        data.parent.chmod(0o777)
+        os.chown(data.parent, pw.pw_uid, pw.pw_gid)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    subprocess.run([*as_user, str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust"],
+                   check=True, capture_output=True)
+    log = data.parent / "pg.log"
+    subprocess.run([*as_user, str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(log), "-w", "-t", "60", "-o",
+                    f"-h 127.0.0.1 -p {port} -k {data.parent}", "start"], check=True, capture_output=True)
+    try:
+        subprocess.run([str(bin_dir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "hublab"],
+                       check=True, capture_output=True)
+        yield f"postgresql+psycopg2://postgres@127.0.0.1:{port}/hublab"
+    finally:
+        subprocess.run([*as_user, str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "fast", "stop"],
+                       capture_output=True)
+        shutil.rmtree(data.parent, ignore_errors=True)

@@ -2,8 +2,8 @@
 and a worker killed with SIGKILL mid-study and rerun. BM25 (LLM-free, fast) on a 12-paper ORKG subgraph,
 2 questions per trial; a small wrapper delays each trial so that trials overlap and a kill lands mid-trial.
 
-The two-worker test also runs on PostgreSQL when HUBLAB_TEST_POSTGRES_URL names a database
-(e.g. postgresql://postgres@127.0.0.1:55432/optuna, with psycopg2 importable)."""
+The two-worker test also runs on PostgreSQL: a throwaway server the ``postgres_url`` fixture starts on
+127.0.0.1 from the distribution's binaries (or the database HUBLAB_TEST_POSTGRES_URL names)."""
 
 from __future__ import annotations
 
@@ -140,15 +140,13 @@ def mlflow_runs(root: Path, study: str):
 
 @pytest.mark.parametrize(("backend", "start"), [("sqlite", "while_a_runs"), ("sqlite", "together"),
                                               ("postgresql", "while_a_runs")])
-def test_two_workers_split_one_ofat_study(project: Path, backend: str, start: str, monkeypatch):
+def test_two_workers_split_one_ofat_study(project: Path, backend: str, start: str, monkeypatch, request):
     """Issue: a second worker marked the first worker's running trial FAIL and queued a duplicate; the first
     worker then crashed with UpdateFinishedTrialError. Now: every planned trial runs exactly once, split
     between the workers, and both exit 0 with the complete table. ``together``: both start at once on a
     new project (Optuna and MLflow tables, experiment, parent run and queue created concurrently)."""
-    url = [] if backend == "sqlite" else [os.environ.get("HUBLAB_TEST_POSTGRES_URL", "")]
+    url = [] if backend == "sqlite" else [request.getfixturevalue("postgres_url")]
     if backend == "postgresql":
-        if not url[0]:
-            pytest.skip("HUBLAB_TEST_POSTGRES_URL not set")
         monkeypatch.setenv("HUBLAB_TEST_STORAGE", url[0])
         optuna.delete_study(study_name="s", storage=url[0]) if "s" in optuna.get_all_study_names(url[0]) else None
     opts = [*(["--storage", url[0]] if url else [])]
