@@ -95,7 +95,12 @@ def test_thesis_hublink_config_sends_no_temperature_and_no_max_tokens():
 
 def test_factory_sends_no_default_temperature_to_reasoning_models():
     body = build_llm({"backend": "openai", "model": "o3-mini"}).request_body("q", max_tokens=20)
-    assert "temperature" not in body and body["max_completion_tokens"] == 20
+    assert "temperature" not in body and "max_tokens" not in body
+    assert body["max_completion_tokens"] == 2048  # per-call limits get a floor: reasoning tokens count too
+    chat = build_llm({"backend": "openai", "model": "gpt-4o"}).request_body("q", max_tokens=20)
+    assert chat["temperature"] == 0.0 and chat["max_tokens"] == 20
+    capped = build_llm({"backend": "openai", "model": "o3-mini", "max_tokens": 300}).request_body("q", max_tokens=20)
+    assert capped["max_completion_tokens"] == 300  # a configured limit is taken as is
 
 
 @pytest.mark.parametrize(("message", "param", "expected"), [

@@ -28,7 +28,15 @@ from typing import Any
 from hublab.llm.base import LLM, LLMResponse
 from hublab.llm.jsonutil import check_schema, extract_json
 from hublab.llm.pricing import cost_usd, price_for
-from hublab.llm.requests import build_request, family_for, is_openai_endpoint, schema_formats, unsupported_param
+from hublab.llm.requests import (
+    CAPABILITIES,
+    build_request,
+    family_for,
+    is_openai_endpoint,
+    schema_formats,
+    unsupported_param,
+    where,
+)
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +72,7 @@ class OpenAICompatibleLLM(LLM):
     base_url: str | None = None
     api_key_env: str | None = None  # None: OPENAI_API_KEY for OpenAI endpoints, no key for others
     temperature: float | None = None  # None: the family's default (0.0 where temperature is accepted)
-    max_tokens: int | None = None  # overrides the per-call limit when set
+    max_tokens: int | None = None  # overrides the per-call limit when set (per-call limits get the family floor)
     timeout_s: float = 60.0
     max_retries: int = 3
     reasoning_effort: str | None = None
@@ -101,7 +109,10 @@ class OpenAICompatibleLLM(LLM):
     def request_body(self, prompt: str, *, json_schema: dict | None = None, max_tokens: int = 512,
                      system: str | None = None) -> dict[str, Any]:
         """The body this configuration sends first (before anything the endpoint rejected is dropped)."""
-        limit = self.max_tokens if self.max_tokens and self.max_tokens > 0 else max_tokens
+        if self.max_tokens and self.max_tokens > 0:
+            limit = self.max_tokens
+        else:  # a reasoning model spends hidden tokens first: a 50-token call limit would return nothing
+            limit = max(max_tokens, CAPABILITIES[self.family].min_call_tokens)
         fmt = schema_formats(self.family, json_schema)[0] if json_schema else None
         return build_request(self.model, self._messages(prompt, json_schema, system), base_url=self.base_url,
                              temperature=self.temperature, max_tokens=limit,
@@ -113,16 +124,18 @@ class OpenAICompatibleLLM(LLM):
                 "request": self.request_body(prompt, json_schema=json_schema, max_tokens=max_tokens, system=system)}
 
     def _adapt(self, body: dict[str, Any], learned: _Learned, formats: list[dict]) -> dict[str, Any]:
+        with _LEARNED_LOCK:  # another thread may be learning about the same endpoint
+            dropped, renamed, index = set(learned.dropped), dict(learned.renamed), learned.format_index
         out = dict(body)
-        for old, new in learned.renamed.items():
+        for old, new in renamed.items():
             if old in out:
                 value = out.pop(old)
-                if new not in learned.dropped:
+                if new not in dropped:
                     out.setdefault(new, value)
-        for name in learned.dropped:
+        for name in dropped:
             out.pop(name, None)
         if formats and "response_format" in out:
-            out["response_format"] = formats[min(learned.format_index, len(formats) - 1)]
+            out["response_format"] = formats[min(index, len(formats) - 1)]
         return out
 
     def _learn(self, exc: Any, body: dict, learned: _Learned, formats: list[dict]) -> bool:
@@ -136,7 +149,7 @@ class OpenAICompatibleLLM(LLM):
                     return False
                 learned.format_index += 1
                 log.warning("%s at %s rejects response_format %s; using %s from now on", self.model,
-                            self.base_url or "api.openai.com", body["response_format"]["type"],
+                            where(self.base_url), body["response_format"]["type"],
                             formats[learned.format_index]["type"])
                 return True
             if getattr(exc, "status_code", 400) >= 500:
@@ -150,7 +163,7 @@ class OpenAICompatibleLLM(LLM):
             else:
                 learned.dropped.add(name)
             log.warning("%s at %s does not support parameter %r; %s it from now on", self.model,
-                        self.base_url or "api.openai.com", name, f"sending {instead!r} instead of" if
+                        where(self.base_url), name, f"sending {instead!r} instead of" if
                         name in learned.renamed else "dropping")
             return True
 
@@ -212,7 +225,8 @@ class OpenAICompatibleLLM(LLM):
             faults += 1
             if not retryable or faults > self.max_retries:
                 break
-            log.info("%s: attempt %d failed (%s); retrying", self.model, attempts, error[:200])
+            log.info("%s at %s: attempt %d failed (%s); retrying", self.model, where(self.base_url), attempts,
+                     error[:200])
             time.sleep(max(0.0, min(self.retry_backoff_s * 2 ** (faults - 1), _MAX_BACKOFF_S,
                                     deadline - time.monotonic())))
         return LLMResponse(text="", prompt_tokens=ptoks, completion_tokens=ctoks, error=error,

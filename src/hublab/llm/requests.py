@@ -18,6 +18,7 @@ from urllib.parse import urlparse
 @dataclass(frozen=True)
 class Capabilities:
     token_param: str | None  # name of the output-token limit, None = send none
+    min_call_tokens: int  # floor for per-call limits (reasoning tokens count against the limit)
     temperature: bool  # sends ``temperature`` (default 0.0 when not configured)
     reasoning_effort: bool  # sends ``reasoning_effort`` when configured
     schema_formats: tuple[str, ...]  # response_format kinds to try for a JSON schema, in order
@@ -25,12 +26,12 @@ class Capabilities:
 
 CAPABILITIES: dict[str, Capabilities] = {
     # OpenAI o-series and gpt-5: no sampling parameters; limit includes the hidden reasoning tokens
-    "reasoning": Capabilities("max_completion_tokens", False, True, ("json_schema", "json_object")),
+    "reasoning": Capabilities("max_completion_tokens", 2048, False, True, ("json_schema", "json_object")),
     # OpenAI chat models (gpt-4o, gpt-4o-mini, gpt-4.1, gpt-3.5 ...)
-    "chat": Capabilities("max_tokens", True, False, ("json_schema", "json_object")),
+    "chat": Capabilities("max_tokens", 0, True, False, ("json_schema", "json_object")),
     # any other endpoint (Ollama, vLLM, llama.cpp server, proxies): classic parameters, effort passed through;
     # llama-cpp-python accepts only json_object (+ "schema", which it enforces by grammar), vLLM/Ollama json_schema
-    "local": Capabilities("max_tokens", True, True, ("json_schema", "json_object+schema")),
+    "local": Capabilities("max_tokens", 0, True, True, ("json_schema", "json_object+schema")),
 }
 
 _REASONING_RE = re.compile(r"^(o\d+(-mini|-pro|-preview)?|gpt-5)([-.:_].*)?$")
@@ -43,6 +44,14 @@ def is_openai_endpoint(base_url: str | None) -> bool:
         return True
     host = (urlparse(base_url).hostname or "").lower()
     return host == "api.openai.com" or host.endswith(_OPENAI_HOSTS[1])
+
+
+def where(base_url: str | None) -> str:
+    """Host and port of an endpoint for log lines (no path, no credentials)."""
+    if not base_url:
+        return "api.openai.com"
+    parsed = urlparse(base_url)
+    return f"{parsed.hostname}:{parsed.port}" if parsed.port else str(parsed.hostname)
 
 
 def family_for(model: str, base_url: str | None = None) -> str:
