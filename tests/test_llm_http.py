@@ -139,6 +139,17 @@ def test_rejected_parameter_is_dropped_retried_logged_once_and_remembered(fault_
     assert llm.usage.retries == 1 and llm.usage.errors == 0
 
 
+def test_concurrent_calls_learn_a_drop_once(fault_server, caplog):
+    from concurrent.futures import ThreadPoolExecutor
+
+    fault_server.mode = "reject_param"
+    llm = _llm(fault_server.base_url, model="concurrent-m")
+    with caplog.at_level(logging.INFO, logger="hublab.llm"), ThreadPoolExecutor(4) as pool:
+        out = list(pool.map(lambda i: llm.complete(f"q{i}", json_schema=SCHEMA), range(8)))
+    assert all(r.error is None and r.data == {"answer": "ok"} for r in out)
+    assert len([rec for rec in caplog.records if "temperature" in rec.getMessage()]) == 1
+
+
 @pytest.mark.parametrize("mode", ["500", "malformed"])
 def test_fault_is_retried_max_retries_times_then_an_error(fault_server, mode):
     fault_server.mode = mode

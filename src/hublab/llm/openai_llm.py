@@ -145,6 +145,9 @@ class OpenAICompatibleLLM(LLM):
         with _LEARNED_LOCK:
             if "response_format" in body and ("response_format" in message or "json_schema" in message
                                               or param == "response_format"):
+                sent = body["response_format"]
+                if sent in formats and formats.index(sent) < learned.format_index:
+                    return True  # another call already moved on
                 if learned.format_index + 1 >= len(formats):
                     return False
                 learned.format_index += 1
@@ -158,6 +161,8 @@ class OpenAICompatibleLLM(LLM):
             if hit is None or hit[0] not in body:
                 return False
             name, instead = hit
+            if name in learned.dropped or name in learned.renamed:
+                return True  # another call already learned it
             if instead and instead not in body and instead not in learned.dropped:
                 learned.renamed[name] = instead
             else:
@@ -187,6 +192,12 @@ class OpenAICompatibleLLM(LLM):
         return text, data, pt, ct
 
     def _complete(self, prompt, *, json_schema, max_tokens, system) -> LLMResponse:
+        try:
+            return self._call(prompt, json_schema, max_tokens, system)
+        except Exception as exc:  # noqa: BLE001 - a bug in request building must not end a run either
+            return LLMResponse(text="", error=f"{type(exc).__name__}: {exc}")
+
+    def _call(self, prompt: str, json_schema: dict | None, max_tokens: int, system: str | None) -> LLMResponse:
         import openai
 
         start = time.monotonic()
