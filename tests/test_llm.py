@@ -1,4 +1,4 @@
-"""OpenAI-compatible backend against a local stub: timeout, json_schema → json_object fallback, one retry on
+"""OpenAI-compatible backend against a local stub: timeout, json_schema → json_object fallback, retries on
 malformed JSON, cache shared across instances, no key leakage; and the llama.cpp OpenAI-compatible server."""
 
 from __future__ import annotations
@@ -79,15 +79,16 @@ def test_json_schema_rejected_falls_back_to_json_object(stub):
     assert '"answer"' in _Script.requests[-1]["messages"][-1]["content"]  # schema also given in the prompt
 
 
-def test_malformed_json_is_retried_once(stub):
+def test_malformed_json_is_retried_up_to_max_retries(stub):
     _Script.script = [("ok", "Sure! here it is: {answer: ICSA"), ("ok", '```json\n{"answer": "ICSA"}\n```')]
-    llm = _llm(stub)
+    llm = _llm(stub, max_retries=1, retry_backoff_s=0)
     r = llm.complete("venue?", json_schema=SCHEMA)
     assert r.data == {"answer": "ICSA"} and len(_Script.requests) == 2
     assert r.prompt_tokens == 10 and llm.usage.completion_tokens == 4  # both attempts are paid for
     _Script.script = [("ok", '{"other": 1}'), ("ok", '{"other": 2}'), ("ok", '{"answer": "x"}')]
     bad = llm.complete("again?", json_schema=SCHEMA)
     assert bad.data is None and bad.error.startswith("malformed JSON") and len(_Script.requests) == 4
+    assert r.retries == 1 and bad.retries == 1 and llm.usage.retries == 2 and llm.usage.errors == 1
 
 
 def test_cache_is_shared_across_instances_and_keyed_by_prompt(stub, tmp_path, monkeypatch):

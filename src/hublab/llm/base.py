@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
 
 
 @dataclass
@@ -55,6 +55,9 @@ class LLM(ABC):
 
     is_llm_free: bool = False
 
+    # settings that change neither the request nor the answer (timeouts, key names, prices): not in cache keys
+    _cache_exclude: ClassVar[frozenset[str]] = frozenset()
+
     @abstractmethod
     def _complete(self, prompt: str, *, json_schema: dict | None, max_tokens: int, system: str | None) -> LLMResponse:
         """Backend call (no caching, no accounting)."""
@@ -74,6 +77,17 @@ class LLM(ABC):
                            1 if resp.error else 0, resp.retries, resp.cost)
             )
         return resp
+
+    def cache_identity(self, prompt: str, *, json_schema: dict | None, max_tokens: int,
+                       system: str | None) -> dict[str, Any]:
+        """Everything that determines the answer to this call: the cache keys on it (``llm/cache.py``). Default:
+        the backend class, every public setting and the call's arguments; backends that talk HTTP add the body
+        they would send. Never includes secrets (settings hold env-var *names*, not keys)."""
+        settings = {f.name: getattr(self, f.name, None) for f in fields(self)
+                    if not f.name.startswith("_") and f.name not in {"usage", "is_llm_free"}
+                    and f.name not in self._cache_exclude}
+        return {"backend": type(self).__name__, "settings": settings, "system": system, "prompt": prompt,
+                "schema": json_schema, "max_tokens": max_tokens}
 
     def reset_usage(self) -> TokenUsage:
         """Return the usage so far and start counting from zero (called per question by the runner)."""

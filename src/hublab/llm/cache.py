@@ -1,6 +1,9 @@
-"""Completion cache keyed by sha256(model, system, prompt, schema, max_tokens, temperature): reruns of
-the same pipeline cost no LLM calls. Cached responses keep their original token counts and say
-``cached=True`` (the runner reports both)."""
+"""Completion cache: reruns of the same pipeline cost no LLM calls.
+
+The key is sha256 of the inner backend's ``cache_identity``: for HTTP backends the complete request body it would
+send (model, every parameter incl. ``reasoning_effort``, response format with the schema, messages) plus the
+endpoint and all settings, so changing any setting can never return a stale answer. API keys are never part of it.
+Cached responses keep their original token counts and say ``cached=True`` with ``cost=0`` (nothing was paid)."""
 
 from __future__ import annotations
 
@@ -32,12 +35,7 @@ class CachedLLM(LLM):
         self._db.execute("CREATE TABLE IF NOT EXISTS llm (key TEXT PRIMARY KEY, resp TEXT)")
 
     def _key(self, prompt, json_schema, max_tokens, system) -> str:
-        inner = self.inner
-        ident = {
-            "backend": type(inner).__name__, "model": inner.model, "base_url": getattr(inner, "base_url", None),
-            "temperature": getattr(inner, "temperature", None), "system": system, "prompt": prompt,
-            "schema": json_schema, "max_tokens": max_tokens,
-        }
+        ident = self.inner.cache_identity(prompt, json_schema=json_schema, max_tokens=max_tokens, system=system)
         return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()
 
     def _complete(self, prompt, *, json_schema, max_tokens, system) -> LLMResponse:

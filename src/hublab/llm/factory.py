@@ -1,23 +1,72 @@
-"""Build an LLM from the ``llm`` section of a pipeline config (backend none | openai | llamacpp)."""
+"""Build an LLM from the ``llm`` section of a pipeline config (backend none | openai | llamacpp).
+
+Every ``backend: openai`` section (top-level, per-pipe, judge) goes through ``build_llm``, so the endpoint override
+here reaches every pipeline: ``HUBLAB_LLM_BASE_URL`` / ``HUBLAB_LLM_MODEL`` / ``HUBLAB_LLM_API_KEY_ENV`` in the
+environment, or the CLI's ``--llm-base-url`` / ``--llm-model`` via ``apply_endpoint_override``.
+"""
 
 from __future__ import annotations
 
+import copy
+import logging
+import os
 from pathlib import Path
 from typing import Any
 
 from hublab.errors import InputError
 from hublab.llm.base import LLM
+from hublab.llm.requests import is_openai_endpoint
+
+log = logging.getLogger(__name__)
 
 _COMMON = {"backend", "model", "cache", "temperature", "max_tokens"}
 _KEYS = {
     "none": _COMMON,
-    "openai": _COMMON | {"base_url", "api_key_env", "timeout_s", "max_retries", "reasoning_effort"},
+    "openai": _COMMON | {"base_url", "api_key_env", "timeout_s", "max_retries", "retry_backoff_s",
+                         "reasoning_effort", "price_input_per_1m", "price_output_per_1m"},
     "llamacpp": _COMMON | {"model_path", "n_ctx", "n_threads", "n_gpu_layers"},
 }
+_PRICE_KEYS = ("price_input_per_1m", "price_output_per_1m")
+ENV_BASE_URL, ENV_MODEL, ENV_API_KEY_ENV = "HUBLAB_LLM_BASE_URL", "HUBLAB_LLM_MODEL", "HUBLAB_LLM_API_KEY_ENV"
+
+
+def apply_endpoint_override(llm_cfg: dict[str, Any] | None, base_url: str | None, model: str | None, *,
+                            api_key_env: str | None = None) -> dict[str, Any]:
+    """A copy of an ``llm`` section pointed at another endpoint and/or model; only ``backend: openai`` sections
+    change (LLM-free and embedded pipelines stay as they are).
+
+    A new endpoint gets no API key unless ``api_key_env`` names one (or it is OpenAI's own API), so an OpenAI key
+    is never sent to a local server. Prices configured for the old endpoint/model are dropped.
+    """
+    out = copy.deepcopy(dict(llm_cfg or {}))
+    base_url, model, api_key_env = base_url or None, model or None, api_key_env or None
+    if out.get("backend") != "openai" or not (base_url or model or api_key_env):
+        return out
+    if base_url:
+        out["base_url"] = base_url
+        out["api_key_env"] = api_key_env or (out.get("api_key_env") if is_openai_endpoint(base_url) else None)
+    elif api_key_env:
+        out["api_key_env"] = api_key_env
+    if model:
+        out["model"] = model
+    if base_url or model:
+        for key in _PRICE_KEYS:
+            out.pop(key, None)
+    return out
+
+
+def env_endpoint_override(llm_cfg: dict[str, Any] | None) -> dict[str, Any]:
+    """``apply_endpoint_override`` with the ``HUBLAB_LLM_*`` environment variables."""
+    return apply_endpoint_override(llm_cfg, os.environ.get(ENV_BASE_URL), os.environ.get(ENV_MODEL),
+                                   api_key_env=os.environ.get(ENV_API_KEY_ENV))
 
 
 def build_llm(cfg: dict[str, Any] | None = None, cache_dir: Path | None = None) -> LLM:
-    cfg = {k: v for k, v in dict(cfg or {}).items() if v is not None}
+    overridden = env_endpoint_override(cfg)
+    if overridden != dict(cfg or {}):
+        log.info("LLM endpoint override from environment: model=%s base_url=%s", overridden.get("model"),
+                 overridden.get("base_url"))
+    cfg = {k: v for k, v in overridden.items() if v is not None}
     backend = cfg.get("backend", "none")
     if backend not in _KEYS:
         raise InputError(f"unknown llm backend {backend!r}; expected none, openai or llamacpp", field="llm.backend")
@@ -32,11 +81,13 @@ def build_llm(cfg: dict[str, Any] | None = None, cache_dir: Path | None = None) 
     if backend == "openai":
         from hublab.llm.openai_llm import OpenAICompatibleLLM
 
+        prices = {k: float(cfg[k]) for k in _PRICE_KEYS if k in cfg}
         llm = OpenAICompatibleLLM(
-            model=cfg.get("model", "gpt-4o-mini"), base_url=cfg.get("base_url"),
-            api_key_env=cfg.get("api_key_env", "OPENAI_API_KEY"), temperature=cfg.get("temperature", 0.0),
-            max_tokens=cfg.get("max_tokens"), timeout_s=float(cfg.get("timeout_s", 60)),
-            max_retries=int(cfg.get("max_retries", 3)), reasoning_effort=cfg.get("reasoning_effort"),
+            model=cfg.get("model", "gpt-4o-mini"), base_url=cfg.get("base_url"), api_key_env=cfg.get("api_key_env"),
+            temperature=cfg.get("temperature"), max_tokens=cfg.get("max_tokens"),
+            timeout_s=float(cfg.get("timeout_s", 60)), max_retries=int(cfg.get("max_retries", 3)),
+            retry_backoff_s=float(cfg.get("retry_backoff_s", 1.0)), reasoning_effort=cfg.get("reasoning_effort"),
+            **prices,
         )
     else:
         from hublab.llm.llamacpp import LlamaCppLLM

@@ -60,6 +60,8 @@ class LlamaCppLLM(LLM):
     cache_dir: str | None = None
     _lock_gen: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
+    _cache_exclude = frozenset({"cache_dir", "n_threads"})  # where the GGUF lives / CPU threads: same answers
+
     def llama(self):
         path = self.model_path or str(bundled_gguf(Path(self.cache_dir) if self.cache_dir else None))
         layers = self.n_gpu_layers if _gpu_available() else 0

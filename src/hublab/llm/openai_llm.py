@@ -1,91 +1,244 @@
 """Any OpenAI-compatible chat endpoint (OpenAI, Ollama, vLLM, llama.cpp server) via the ``openai`` client.
 
-Failures (timeouts, HTTP errors, malformed JSON after one retry) come back as ``LLMResponse(error=...)``
-so a run degrades to an empty-but-valid result for that question instead of crashing. The API key is
-read from the environment variable named in the config and never logged or stored.
+The request body comes from the capability table in ``llm/requests.py``. The retry loop is ours (the client's own
+retries are off) so that every attempt is counted and the whole call is bounded:
+
+- HTTP 408/409/429/5xx, timeouts, refused connections and malformed JSON replies are retried up to ``max_retries``
+  times with exponential backoff; the call never runs longer than ``timeout_s * (max_retries + 1)``.
+- HTTP 400/422 naming an unsupported parameter drops it (or renames it when the server says what to use instead),
+  logs that once and retries; a rejected ``response_format`` (400/422, or 500 from llama-cpp-python's validator)
+  falls back to the next format. Both are remembered per (endpoint, model) for the rest of the process.
+- Any other failure ends the call. Nothing raises: failures come back as ``LLMResponse(error=...)`` so a run
+  degrades for that question instead of crashing.
+
+The API key is read from the environment variable named in the config; it is never logged, stored or put in a
+cache key, and local endpoints get no key unless ``api_key_env`` names one.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
+import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from hublab.llm.base import LLM, LLMResponse
 from hublab.llm.jsonutil import check_schema, extract_json
+from hublab.llm.pricing import cost_usd, price_for
+from hublab.llm.requests import (
+    CAPABILITIES,
+    build_request,
+    family_for,
+    is_openai_endpoint,
+    schema_formats,
+    unsupported_param,
+    where,
+)
+
+log = logging.getLogger(__name__)
+
+_RETRY_STATUS = {408, 409, 429}
+_MAX_BACKOFF_S = 8.0
+
+
+@dataclass
+class _Learned:
+    """What an endpoint turned out not to accept (per process, shared by every instance for that endpoint)."""
+
+    dropped: set[str] = field(default_factory=set)
+    renamed: dict[str, str] = field(default_factory=dict)
+    format_index: int = 0
+
+
+_LEARNED: dict[tuple[str | None, str], _Learned] = {}
+_LEARNED_LOCK = threading.Lock()
+
+
+def _learned(base_url: str | None, model: str) -> _Learned:
+    with _LEARNED_LOCK:
+        return _LEARNED.setdefault((base_url, model), _Learned())
+
+
+class _Fault(Exception):
+    """A failed attempt that may be retried."""
 
 
 @dataclass
 class OpenAICompatibleLLM(LLM):
     model: str = "gpt-4o-mini"
     base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
-    temperature: float | None = 0.0
-    max_tokens: int | None = None
+    api_key_env: str | None = None  # None: OPENAI_API_KEY for OpenAI endpoints, no key for others
+    temperature: float | None = None  # None: the family's default (0.0 where temperature is accepted)
+    max_tokens: int | None = None  # overrides the per-call limit when set (per-call limits get the family floor)
     timeout_s: float = 60.0
     max_retries: int = 3
     reasoning_effort: str | None = None
+    retry_backoff_s: float = 1.0
+    price_input_per_1m: float | None = None
+    price_output_per_1m: float | None = None
     _client: Any = field(default=None, repr=False)
+
+    # settings that change neither the request nor the answer: not part of the cache key
+    _cache_exclude = frozenset({"api_key_env", "timeout_s", "max_retries", "retry_backoff_s",
+                                "price_input_per_1m", "price_output_per_1m"})
+
+    @property
+    def family(self) -> str:
+        return family_for(self.model, self.base_url)
 
     def client(self):
         if self._client is None:
             from openai import OpenAI
 
-            key = os.environ.get(self.api_key_env) or ("not-needed" if self.base_url else None)
-            if key is None:
-                raise RuntimeError(f"environment variable {self.api_key_env} is not set")
-            self._client = OpenAI(base_url=self.base_url, api_key=key, timeout=self.timeout_s,
-                                  max_retries=self.max_retries)
+            env = self.api_key_env or ("OPENAI_API_KEY" if is_openai_endpoint(self.base_url) else None)
+            key = os.environ.get(env) if env else None
+            if key is None and is_openai_endpoint(self.base_url):
+                raise RuntimeError(f"environment variable {env} is not set")
+            self._client = OpenAI(base_url=self.base_url, api_key=key or "not-needed", timeout=self.timeout_s,
+                                  max_retries=0)
         return self._client
 
-    def _request(self, messages: list[dict], max_tokens: int, response_format: dict | None):
-        kwargs: dict[str, Any] = {"model": self.model, "messages": messages}
-        if self.temperature is not None:
-            kwargs["temperature"] = self.temperature
-        limit = self.max_tokens if self.max_tokens and self.max_tokens > 0 else max_tokens
-        if limit and limit > 0:
-            kwargs["max_tokens"] = limit
-        if self.reasoning_effort:
-            kwargs["reasoning_effort"] = self.reasoning_effort
-        if response_format:
-            kwargs["response_format"] = response_format
-        return self.client().chat.completions.create(**kwargs)
+    def _messages(self, prompt: str, json_schema: dict | None, system: str | None) -> list[dict]:
+        if json_schema:  # the schema also goes into the prompt: not every server enforces response_format
+            prompt = prompt + "\n\nReply with JSON only, matching this JSON schema:\n" + json.dumps(json_schema)
+        return ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
+
+    def request_body(self, prompt: str, *, json_schema: dict | None = None, max_tokens: int = 512,
+                     system: str | None = None) -> dict[str, Any]:
+        """The body this configuration sends first (before anything the endpoint rejected is dropped)."""
+        if self.max_tokens and self.max_tokens > 0:
+            limit = self.max_tokens
+        else:  # a reasoning model spends hidden tokens first: a 50-token call limit would return nothing
+            limit = max(max_tokens, CAPABILITIES[self.family].min_call_tokens)
+        fmt = schema_formats(self.family, json_schema)[0] if json_schema else None
+        return build_request(self.model, self._messages(prompt, json_schema, system), base_url=self.base_url,
+                             temperature=self.temperature, max_tokens=limit,
+                             reasoning_effort=self.reasoning_effort, response_format=fmt)
+
+    def cache_identity(self, prompt, *, json_schema, max_tokens, system) -> dict[str, Any]:
+        return {**super().cache_identity(prompt, json_schema=json_schema, max_tokens=max_tokens, system=system),
+                "base_url": self.base_url or "https://api.openai.com/v1",
+                "request": self.request_body(prompt, json_schema=json_schema, max_tokens=max_tokens, system=system)}
+
+    def _adapt(self, body: dict[str, Any], learned: _Learned, formats: list[dict]) -> dict[str, Any]:
+        with _LEARNED_LOCK:  # another thread may be learning about the same endpoint
+            dropped, renamed, index = set(learned.dropped), dict(learned.renamed), learned.format_index
+        out = dict(body)
+        for old, new in renamed.items():
+            if old in out:
+                value = out.pop(old)
+                if new not in dropped:
+                    out.setdefault(new, value)
+        for name in dropped:
+            out.pop(name, None)
+        if formats and "response_format" in out:
+            out["response_format"] = formats[min(index, len(formats) - 1)]
+        return out
+
+    def _learn(self, exc: Any, body: dict, learned: _Learned, formats: list[dict]) -> bool:
+        """Adapt to a 400/422 if it names something we can leave out; False when there is nothing to adapt."""
+        message = str(getattr(exc, "message", "") or exc)
+        param = getattr(exc, "param", None)
+        with _LEARNED_LOCK:
+            if "response_format" in body and ("response_format" in message or "json_schema" in message
+                                              or param == "response_format"):
+                sent = body["response_format"]
+                if sent in formats and formats.index(sent) < learned.format_index:
+                    return True  # another call already moved on
+                if learned.format_index + 1 >= len(formats):
+                    return False
+                learned.format_index += 1
+                log.warning("%s at %s rejects response_format %s; using %s from now on", self.model,
+                            where(self.base_url), body["response_format"]["type"],
+                            formats[learned.format_index]["type"])
+                return True
+            if getattr(exc, "status_code", 400) >= 500:
+                return False
+            hit = unsupported_param(message, param)
+            if hit is None or hit[0] not in body:
+                return False
+            name, instead = hit
+            if name in learned.dropped or name in learned.renamed:
+                return True  # another call already learned it
+            if instead and instead not in body and instead not in learned.dropped:
+                learned.renamed[name] = instead
+            else:
+                learned.dropped.add(name)
+            log.warning("%s at %s does not support parameter %r; %s it from now on", self.model,
+                        where(self.base_url), name, f"sending {instead!r} instead of" if
+                        name in learned.renamed else "dropping")
+            return True
+
+    def _attempt(self, body: dict, timeout: float, json_schema: dict | None) -> tuple[str, Any, int, int]:
+        """One HTTP call: (text, parsed data, prompt tokens, completion tokens); raises ``_Fault`` (retryable,
+        carrying tokens already spent) or the client's exception."""
+        resp = self.client().chat.completions.create(**body, timeout=timeout)
+        usage = getattr(resp, "usage", None)
+        pt = int(getattr(usage, "prompt_tokens", 0) or 0)
+        ct = int(getattr(usage, "completion_tokens", 0) or 0)
+        text = (resp.choices[0].message.content or "") if resp.choices else ""
+        if not json_schema:
+            return text, None, pt, ct
+        try:
+            data = extract_json(text)
+            problem = check_schema(data, json_schema)
+        except ValueError as exc:
+            problem = str(exc)
+        if problem:
+            raise _Fault(f"malformed JSON: {problem}", pt, ct)
+        return text, data, pt, ct
 
     def _complete(self, prompt, *, json_schema, max_tokens, system) -> LLMResponse:
-        messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
-        formats: list[dict | None] = [None]
-        if json_schema:
-            schema_hint = "\n\nReply with JSON only, matching this JSON schema:\n" + json.dumps(json_schema)
-            messages[-1]["content"] = prompt + schema_hint
-            formats = [
-                {"type": "json_schema", "json_schema": {"name": "answer", "schema": json_schema}},
-                {"type": "json_object"},
-            ]
-        ptoks = ctoks = 0
-        last_error = "no attempt"
-        for attempt, fmt in enumerate(formats * (2 if json_schema else 1)):
-            try:
-                resp = self._request(messages, max_tokens, fmt)
-            except Exception as exc:  # openai raises many subclasses; report, don't crash the run
-                last_error = f"{type(exc).__name__}: {exc}"
-                if "response_format" in str(exc) or "json_schema" in str(exc):
-                    continue  # endpoint does not support this format: try the next
-                return LLMResponse(text="", prompt_tokens=ptoks, completion_tokens=ctoks, error=last_error)
-            usage = getattr(resp, "usage", None)
-            ptoks += int(getattr(usage, "prompt_tokens", 0) or 0)
-            ctoks += int(getattr(usage, "completion_tokens", 0) or 0)
-            text = (resp.choices[0].message.content or "") if resp.choices else ""
-            if not json_schema:
-                return LLMResponse(text=text, prompt_tokens=ptoks, completion_tokens=ctoks)
-            try:
-                data = extract_json(text)
-                problem = check_schema(data, json_schema)
-                if problem is None:
-                    return LLMResponse(text=text, prompt_tokens=ptoks, completion_tokens=ctoks, data=data)
-                last_error = f"malformed JSON: {problem}"
-            except ValueError as exc:
-                last_error = f"malformed JSON: {exc}"
-            if attempt >= 1:
+        try:
+            return self._call(prompt, json_schema, max_tokens, system)
+        except Exception as exc:  # noqa: BLE001 - a bug in request building must not end a run either
+            return LLMResponse(text="", error=f"{type(exc).__name__}: {exc}")
+
+    def _call(self, prompt: str, json_schema: dict | None, max_tokens: int, system: str | None) -> LLMResponse:
+        import openai
+
+        start = time.monotonic()
+        deadline = start + self.timeout_s * (self.max_retries + 1)
+        learned = _learned(self.base_url, self.model)
+        formats = schema_formats(self.family, json_schema) if json_schema else []
+        body0 = self.request_body(prompt, json_schema=json_schema, max_tokens=max_tokens, system=system)
+        price = price_for(self.model, self.base_url, self.price_input_per_1m, self.price_output_per_1m)
+        ptoks = ctoks = faults = attempts = 0
+        error = "no attempt"
+        while attempts < self.max_retries + 1 + len(body0) + len(formats):  # drops/fallbacks are finite too
+            remaining = deadline - time.monotonic()
+            if remaining <= 0.01:
                 break
-        return LLMResponse(text="", prompt_tokens=ptoks, completion_tokens=ctoks, error=last_error)
+            attempts += 1
+            body = self._adapt(body0, learned, formats)
+            retryable = True
+            try:
+                text, data, pt, ct = self._attempt(body, min(self.timeout_s, remaining), json_schema)
+                ptoks, ctoks = ptoks + pt, ctoks + ct
+                return LLMResponse(text=text, data=data, prompt_tokens=ptoks, completion_tokens=ctoks,
+                                   retries=attempts - 1, cost=cost_usd(ptoks, ctoks, price))
+            except _Fault as exc:
+                error, pt, ct = exc.args
+                ptoks, ctoks = ptoks + pt, ctoks + ct
+            except openai.APIStatusError as exc:
+                error = f"{type(exc).__name__}: {exc}"
+                # llama-cpp-python reports its request validation errors as HTTP 500
+                if exc.status_code in (400, 422, 500) and self._learn(exc, body, learned, formats):
+                    continue  # adapted request: not a fault, no backoff
+                retryable = exc.status_code in _RETRY_STATUS or exc.status_code >= 500
+            except openai.APIConnectionError as exc:  # includes APITimeoutError
+                error = f"{type(exc).__name__}: {exc}"
+            except Exception as exc:  # noqa: BLE001 - missing key, bad response shape ...: report, don't crash
+                error, retryable = f"{type(exc).__name__}: {exc}", False
+            faults += 1
+            if not retryable or faults > self.max_retries:
+                break
+            log.info("%s at %s: attempt %d failed (%s); retrying", self.model, where(self.base_url), attempts,
+                     error[:200])
+            time.sleep(max(0.0, min(self.retry_backoff_s * 2 ** (faults - 1), _MAX_BACKOFF_S,
+                                    deadline - time.monotonic())))
+        return LLMResponse(text="", prompt_tokens=ptoks, completion_tokens=ctoks, error=error,
+                           retries=max(0, attempts - 1), cost=cost_usd(ptoks, ctoks, price))

@@ -1,0 +1,188 @@
+"""Real OpenAI-compatible servers for LLM tests, on 127.0.0.1 only.
+
+- ``llama_server`` (session fixture): ``python -m llama_cpp.server`` with the bundled gemma-3-270m GGUF, so the
+  HTTP backend is exercised against a real implementation of the API, not a mock. Skips when llama-cpp-python
+  or the GGUF package is not installed.
+- ``FaultServer`` / ``fault_server`` fixture: a small stdlib server that misbehaves on purpose (HTTP 500, hang,
+  malformed JSON, 400 for an unsupported parameter) and records every request, so retries, parameter drops and
+  time bounds can be asserted on the wire.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+MODES = ("ok", "500", "hang", "malformed", "reject_param", "bad_request")
+UNSUPPORTED_TEMPERATURE = "Unsupported parameter: 'temperature' is not supported with this model."
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def closed_port_url() -> str:
+    """A base URL nobody listens on (connection refused)."""
+    return f"http://127.0.0.1:{free_port()}/v1"
+
+
+# ---------------------------------------------------------------------------------------------- llama.cpp server
+
+
+@contextlib.contextmanager
+def llama_cpp_server(*, n_ctx: int = 1024, n_threads: int = 2, startup_timeout_s: float = 90.0) -> Iterator[str]:
+    """Start ``python -m llama_cpp.server`` on a free port, wait (bounded) for ``/v1/models``, yield the base URL,
+    then terminate (kill after 10 s). Raises ``pytest.skip`` when llama-cpp-python or the GGUF is missing."""
+    try:
+        import llama_cpp.server  # noqa: F401
+    except ImportError as exc:
+        pytest.skip(f"llama-cpp-python[server] is not installed ({exc})")
+    try:
+        from hublab.llm.llamacpp import bundled_gguf
+
+        model = str(bundled_gguf())
+    except Exception as exc:  # noqa: BLE001 - the GGUF package is optional
+        pytest.skip(f"bundled gemma GGUF not available ({exc})")
+    port = free_port()
+    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", model, "--model_alias", "gemma3-270m",
+           "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(n_threads),
+           "--n_threads_batch", str(n_threads), "--verbose", "false"]
+    log = tempfile.TemporaryFile()
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    base_url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + startup_timeout_s
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base_url}/models", timeout=2):
+                    break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    log.seek(0)
+                    tail = log.read()[-2000:].decode(errors="replace")
+                    raise RuntimeError(f"llama.cpp server did not start (exit {proc.poll()}):\n{tail}") from None
+                time.sleep(0.25)
+        yield base_url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def llama_server() -> Iterator[str]:
+    """Base URL of a llama.cpp OpenAI-compatible server shared by the whole session."""
+    with llama_cpp_server() as url:
+        yield url
+
+
+# ---------------------------------------------------------------------------------------------- fault server
+
+
+class FaultServer:
+    """OpenAI-compatible ``/v1/chat/completions`` that fails on purpose. ``mode`` can be changed between calls:
+
+    - ``ok``: a valid completion (``{"answer": "ok"}`` when a response_format was asked, else ``"ok"``)
+    - ``500``: HTTP 500 with an OpenAI-style error body
+    - ``hang``: never answers (until the client gives up or the server stops)
+    - ``malformed``: HTTP 200 whose content is not JSON when a response_format was asked
+    - ``reject_param``: HTTP 400 ``Unsupported parameter: 'temperature' ...`` while the body has ``temperature``,
+      a valid completion once it does not
+    - ``bad_request``: HTTP 400 about the messages (nothing a retry or a dropped parameter can fix)
+
+    ``requests`` holds every received JSON body, ``headers`` the matching request headers.
+    """
+
+    def __init__(self, mode: str = "ok") -> None:
+        assert mode in MODES, mode
+        self.mode = mode
+        self.requests: list[dict] = []
+        self.headers: list[dict[str, str]] = []
+        self._release = threading.Event()
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # keep test output quiet
+                pass
+
+            def do_GET(self):  # noqa: N802 - /v1/models, for readiness checks
+                owner._send(self, 200, {"object": "list", "data": [{"id": "fault", "object": "model"}]})
+
+            def do_POST(self):  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                owner.requests.append(body)
+                owner.headers.append({k.lower(): v for k, v in self.headers.items()})
+                owner._answer(self, body)
+
+        self._srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._srv.daemon_threads = True
+        self.base_url = f"http://127.0.0.1:{self._srv.server_port}/v1"
+        self._thread = threading.Thread(target=self._srv.serve_forever, daemon=True)
+
+    def start(self) -> FaultServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._release.set()  # let hanging handlers return
+        self._srv.shutdown()
+        self._srv.server_close()
+
+    def _answer(self, h: BaseHTTPRequestHandler, body: dict) -> None:
+        mode, wants_json = self.mode, "response_format" in body
+        if mode == "hang":
+            self._release.wait(60)
+            return
+        if mode == "500":
+            return self._send(h, 500, {"error": {"message": "The server had an error", "type": "server_error"}})
+        if mode == "reject_param" and "temperature" in body:
+            return self._send(h, 400, {"error": {"message": UNSUPPORTED_TEMPERATURE, "type": "invalid_request_error",
+                                                 "param": "temperature", "code": "unsupported_parameter"}})
+        if mode == "bad_request":
+            return self._send(h, 400, {"error": {"message": "Invalid 'messages': empty array.", "param": "messages",
+                                                 "type": "invalid_request_error", "code": "empty_array"}})
+        content = '{"answer": "ok"}' if wants_json else "ok"
+        if mode == "malformed" and wants_json:
+            content = "Sure! The answer is ok, {answer: ok"
+        self._send(h, 200, {
+            "id": "chatcmpl-fault", "object": "chat.completion", "created": 0, "model": body.get("model", "m"),
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14},
+        })
+
+    @staticmethod
+    def _send(h: BaseHTTPRequestHandler, status: int, payload: dict) -> None:
+        data = json.dumps(payload).encode()
+        try:
+            h.send_response(status)
+            h.send_header("Content-Type", "application/json")
+            h.send_header("Content-Length", str(len(data)))
+            h.end_headers()
+            h.wfile.write(data)
+        except OSError:  # the client gave up (timeout)
+            pass
+
+
+@pytest.fixture()
+def fault_server() -> Iterator[FaultServer]:
+    srv = FaultServer().start()
+    yield srv
+    srv.stop()
+
