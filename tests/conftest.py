@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from hublab.env import apply_offline_defaults
+from llm_servers import fault_server, llama_server  # noqa: F401 - shared fixtures (one llama.cpp server a session)
 
 apply_offline_defaults()
 

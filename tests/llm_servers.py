@@ -13,12 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
-import subprocess
-import sys
-import tempfile
 import threading
-import time
-import urllib.request
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -44,46 +39,18 @@ def closed_port_url() -> str:
 
 @contextlib.contextmanager
 def llama_cpp_server(*, n_ctx: int = 1024, n_threads: int = 2, startup_timeout_s: float = 90.0) -> Iterator[str]:
-    """Start ``python -m llama_cpp.server`` on a free port, wait (bounded) for ``/v1/models``, yield the base URL,
-    then terminate (kill after 10 s). Raises ``pytest.skip`` when llama-cpp-python or the GGUF is missing."""
+    """The library's ``serve_llamacpp`` (bundled GGUF, 127.0.0.1), skipping the test when llama-cpp-python or the
+    GGUF is missing."""
     try:
         import llama_cpp.server  # noqa: F401
-    except ImportError as exc:
-        pytest.skip(f"llama-cpp-python[server] is not installed ({exc})")
-    try:
-        from hublab.llm.llamacpp import bundled_gguf
 
-        model = str(bundled_gguf())
-    except Exception as exc:  # noqa: BLE001 - the GGUF package is optional
-        pytest.skip(f"bundled gemma GGUF not available ({exc})")
-    port = free_port()
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", model, "--model_alias", "gemma3-270m",
-           "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(n_threads),
-           "--n_threads_batch", str(n_threads), "--verbose", "false"]
-    log = tempfile.TemporaryFile()
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    base_url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + startup_timeout_s
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base_url}/models", timeout=2):
-                    break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    log.seek(0)
-                    tail = log.read()[-2000:].decode(errors="replace")
-                    raise RuntimeError(f"llama.cpp server did not start (exit {proc.poll()}):\n{tail}") from None
-                time.sleep(0.25)
-        yield base_url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-        log.close()
+        from hublab.llm.llamacpp import bundled_gguf, serve_llamacpp
+
+        bundled_gguf()
+    except Exception as exc:  # noqa: BLE001 - the llama extra is optional
+        pytest.skip(f"llama-cpp-python[server] or the bundled GGUF is not available ({exc})")
+    with serve_llamacpp(n_ctx=n_ctx, n_threads=n_threads, startup_timeout_s=startup_timeout_s) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -10,13 +10,9 @@ from pathlib import Path
 
 import pytest
 
-import llm_servers
 from hublab.llm import factory
 from hublab.llm.factory import build_llm
 from llm_servers import FaultServer, closed_port_url
-
-fault_server = llm_servers.fault_server  # fixtures shared with other LLM tests
-llama_server = llm_servers.llama_server
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}

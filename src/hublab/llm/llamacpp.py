@@ -131,26 +131,35 @@ def _free_port() -> int:
 
 @contextlib.contextmanager
 def serve_llamacpp(model_path: str | None = None, *, port: int | None = None, n_ctx: int = 4096,
-                   alias: str = "gemma3-270m", startup_timeout_s: float = 120.0) -> Iterator[str]:
-    """Run ``python -m llama_cpp.server`` for the GGUF (OpenAI-compatible, e.g. for RAGAS); yields base_url."""
+                   n_threads: int | None = None, alias: str = "gemma3-270m",
+                   startup_timeout_s: float = 120.0) -> Iterator[str]:
+    """Run ``python -m llama_cpp.server`` for the GGUF on 127.0.0.1 (a real OpenAI-compatible server, e.g. for
+    RAGAS and the HTTP tests); yields the base URL, stops the process after. A failed start raises with the
+    server's last output."""
+    import tempfile
+    import urllib.request
+
     path = model_path or str(bundled_gguf())
     port = port or _free_port()
     cmd = [sys.executable, "-m", "llama_cpp.server", "--model", path, "--model_alias", alias,
-           "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+           "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--verbose", "false"]
+    if n_threads:
+        cmd += ["--n_threads", str(n_threads), "--n_threads_batch", str(n_threads)]
+    log = tempfile.TemporaryFile()
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     base_url = f"http://127.0.0.1:{port}/v1"
     try:
-        import urllib.request
-
-        deadline = time.time() + startup_timeout_s
+        deadline = time.monotonic() + startup_timeout_s
         while True:
             try:
                 with urllib.request.urlopen(f"{base_url}/models", timeout=2):
                     break
             except OSError:
-                if proc.poll() is not None or time.time() > deadline:
-                    raise HubLabError(f"llama.cpp server did not start (exit {proc.poll()})") from None
-                time.sleep(0.5)
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    log.seek(0)
+                    tail = log.read()[-2000:].decode(errors="replace")
+                    raise HubLabError(f"llama.cpp server did not start (exit {proc.poll()}):\n{tail}") from None
+                time.sleep(0.25)
         yield base_url
     finally:
         proc.terminate()
@@ -158,3 +167,5 @@ def serve_llamacpp(model_path: str | None = None, *, port: int | None = None, n_
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
+            proc.wait(timeout=10)
+        log.close()

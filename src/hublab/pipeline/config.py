@@ -101,7 +101,23 @@ class PipelineConfig:
                 setattr(cfg, key, merged)
             else:
                 setattr(cfg, key, val)
+        cfg.apply_llm_endpoint_override()
         return cfg
+
+    def apply_llm_endpoint_override(self) -> None:
+        """Apply ``HUBLAB_LLM_BASE_URL`` / ``HUBLAB_LLM_MODEL`` (``--llm-base-url`` / ``--llm-model``) to every
+        openai-backend LLM section here, so the endpoint is part of the config hash and the MLflow params: a
+        run resumed against another endpoint never reuses the first endpoint's answers."""
+        from hublab.llm.factory import env_endpoint_override
+
+        self.llm = env_endpoint_override(self.llm)
+        for pipe in ("pre_retrieval", "post_retrieval", "generation"):
+            section = getattr(self, pipe)
+            if section.get("llm"):
+                section["llm"] = env_endpoint_override(section["llm"])
+        for key in ("judge_llm", "ragas_llm"):
+            if self.evaluation.get(key):
+                self.evaluation[key] = env_endpoint_override(self.evaluation[key])
 
     def to_dict(self) -> dict[str, Any]:
         return {
