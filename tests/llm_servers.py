@@ -56,7 +56,7 @@ def llama_cpp_server(*, n_ctx: int = 1024, n_threads: int = 2, startup_timeout_s
 @pytest.fixture(scope="session")
 def llama_server() -> Iterator[str]:
     """Base URL of a llama.cpp OpenAI-compatible server shared by the whole session."""
-    with llama_cpp_server() as url:
+    with llama_cpp_server(n_ctx=8192) as url:
         yield url
 
 
