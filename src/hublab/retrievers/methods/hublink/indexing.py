@@ -106,7 +106,7 @@ class HubIndex:
                 rows.append(row)
         return texts, rows
 
-    def build(self, *, progress: bool = True, batch_hubs: int = 16) -> dict[str, Any]:
+    def build(self, *, progress: bool = True, batch_hubs: int = 64) -> dict[str, Any]:
         t0 = time.perf_counter()
         self.store.ensure_collection(self.collection, self.embedder.dim, "COSINE")
         old = self.manifest()
@@ -131,8 +131,12 @@ class HubIndex:
                 if rows:
                     self.store.insert(self.collection, self.embedder.embed(texts), rows)
                     n_vectors += len(rows)
-                ids = ", ".join(_q(r) for r in batch)
-                self.store.delete(self.collection, filter=f'hub_root in [{ids}] and gen != "{gen}"')
+                # Only hubs that had rows before need their old generation removed: a fresh hub has none, and a
+                # filtered delete scans the whole collection (quadratic over a cold build of a large graph).
+                stale = [r for r in batch if r in old]
+                if stale:
+                    ids = ", ".join(_q(r) for r in stale)
+                    self.store.delete(self.collection, filter=f'hub_root in [{ids}] and gen != "{gen}"')
                 for r in batch:
                     hubs[r] = sorted(p.hash for p in current[r])
                 self._save_manifest(hubs)
