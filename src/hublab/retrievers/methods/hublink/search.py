@@ -30,6 +30,7 @@ class Hub:
     root: str
     paths: dict[str, PathHit] = field(default_factory=dict)
     score: float = 0.0
+    hits: list[PathHit] = field(default_factory=list)  # raw hits (every level), for Alg. 9's ranking
 
     def add(self, hit: PathHit) -> None:
         old = self.paths.get(hit.path_hash)
@@ -70,19 +71,44 @@ class HubSearch:
             hubs.setdefault(hit.hub_root, Hub(hit.hub_root)).add(hit)
         return hubs
 
-    def paths_for_hubs(self, vectors, roots: list[str], hubs: dict[str, Hub]) -> None:
-        """GETHUBPATHSFORHUB for many hubs at once: one filtered search, results merged into ``hubs``."""
-        if not roots:
-            return
-        for i in range(0, len(roots), 500):
-            chunk = roots[i : i + 500]
-            limit = 2 * self.top_paths * len(chunk)
-            for hit in self._search(vectors, limit, f"hub_root in {_ids(chunk)}"):
-                hubs.setdefault(hit.hub_root, Hub(hit.hub_root)).add(hit)
+    def paths_for_hub(self, vectors, root: str) -> list[PathHit]:
+        """GETHUBPATHSFORHUB (Alg. 9) for one hub: query ``2·TopPathsToKeep`` hits per query vector restricted to
+        the hub and outside the path hashes already taken, diversity-rank them, take unseen paths (a path's
+        best-ranked level wins) until ``TopPathsToKeep``; repeat while short and the store still answers."""
+        taken: dict[str, PathHit] = {}
+        hub_filter = f"hub_root == {json.dumps(root)}"
+        while len(taken) < self.top_paths:
+            flt = hub_filter + (f" and path_hash not in {_ids(list(taken))}" if taken else "")
+            hits = self._search(vectors, 2 * self.top_paths, flt)
+            if not hits:
+                break
+            before = len(taken)
+            for h in self.diversity_rank(Hub(root, hits=hits), dedup=False):
+                if h.path_hash in taken:
+                    continue
+                if len(taken) >= self.top_paths:
+                    break
+                taken[h.path_hash] = h
+            if len(taken) == before:  # the store ignored the exclusion: nothing new will come
+                break
+        return list(taken.values())
 
-    def diversity_rank(self, hub: Hub) -> list[PathHit]:
-        """APPLYSUBJECTDIVERSITYRANKER: penalise repeated subjects among triple-level hits, then re-sort."""
-        ranked = hub.ranked()
+    def paths_for_hubs(self, vectors, roots: list[str], hubs: dict[str, Hub]) -> None:
+        """GETHUBPATHSFORHUB for each of ``roots``: the hub's paths are *replaced* by its own top paths (Alg. 13
+        line 11, Alg. 15 line 7). Hubs the store has no path for are left out of ``hubs``."""
+        for root in roots:
+            got = self.paths_for_hub(vectors, root)
+            if got:
+                hubs[root] = Hub(root, {h.path_hash: h for h in got})
+            else:
+                hubs.pop(root, None)
+
+    def diversity_rank(self, hub: Hub, *, dedup: bool = True) -> list[PathHit]:
+        """APPLYSUBJECTDIVERSITYRANKER: penalise repeated subjects among triple-level hits, then re-sort.
+
+        ``dedup=False`` ranks every hit in ``hub.hits`` (all levels of a path, as Alg. 9 ranks the raw query
+        results before skipping duplicates); otherwise the best hit per path."""
+        ranked = hub.ranked() if dedup else sorted(hub.hits, key=lambda h: -h.score)
         if self.penalty <= 0:
             return ranked
         counts: dict[str, int] = {}

@@ -16,3 +16,8 @@ def path_to_text(triples: tuple[Triple, ...] | list[Triple]) -> str:
         return ""
     parts = [f"{t.predicate} {t.object.text}" for t in triples]
     return f"{triples[0].subject.text}: " + "; ".join(parts)
+
+
+def readable(t: Triple) -> str:
+    """``(subject, predicate, object)`` with labels: how triples are shown to the LLM."""
+    return f"({t.subject.text}, {t.predicate}, {t.object.text})"
