@@ -172,10 +172,10 @@ class HubIndex:
 
     def build(self, *, progress: bool = True, batch_hubs: int = 16) -> dict[str, Any]:
         t0 = time.perf_counter()
-        self.store.ensure_collection(self.collection, self.embedder.dim, "COSINE")
         old = self.manifest()
-        if old and not self.store.has_collection(self.collection):
+        if old and not self.store.has_collection(self.collection):  # manifest without its vectors: rebuild all
             old = {}
+        self.store.ensure_collection(self.collection, self.embedder.dim, "COSINE")
         roots = all_hub_roots(self.graph, self.detector, self.settings.indexing_root_entity_ids)
         current: dict[str, list[HubPath]] = {r: hub_paths(self.graph, self.detector, r,
                                                           self.settings.max_hub_path_length) for r in roots}
