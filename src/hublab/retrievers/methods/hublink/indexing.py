@@ -105,8 +105,9 @@ class HubIndex:
                 self._text_cache = {}
         return self._text_cache
 
-    def _save_cache(self) -> None:
-        if self._text_cache is None:
+    def save_text_cache(self) -> None:
+        """Persist the LLM path texts (no-op without LLM PATHTOTEXT)."""
+        if self._text_cache is None or not self.llm_path_text:
             return
         self.text_cache_path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.text_cache_path.with_suffix(".tmp")
@@ -143,7 +144,7 @@ class HubIndex:
             with ThreadPoolExecutor(max_workers=self.workers) as pool:
                 out = list(pool.map(lambda p: self.path_text(p.triples), paths))
         if self.llm_path_text:
-            self._save_cache()
+            self.save_text_cache()
         return [t for t, _ in out], sum(1 for _, f in out if f)
 
     def _rows(self, paths: list[HubPath], gen: str) -> tuple[list[str], list[dict[str, Any]], int]:

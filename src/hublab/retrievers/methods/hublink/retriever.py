@@ -6,6 +6,7 @@ mode replaces every LLM step by a deterministic one (see llm_free notes in docs/
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -212,21 +213,29 @@ class HubLinkRetriever(Retriever):
         reason = "no hub with relevant paths within max_retrieval_level"
         return RetrievalResult(reason=reason if last is None else last.reason, fallbacks=fallbacks)
 
-    def _hub_context(self, q: ProcessedQuestion, h: Hub, records: dict[str, dict[str, Any]],
-                     path_to_topic: tuple, fallbacks: list[str]) -> HubContext | None:
+    def _hub_context(self, q: ProcessedQuestion, h: Hub, records: dict[str, dict[str, Any]]) -> HubContext | None:
         ranked = [p for p in h.ranked() if p.path_hash in records]
         if not ranked:
             return None
         title, doi = paper_meta(self.resources.graph, h.root)
         paths = [PathEvidence(records[p.path_hash]["path_text"], list(records[p.path_hash]["triples"]), p.score)
                  for p in ranked]
-        topic_text = ""
-        if path_to_topic:  # Alg. 17 lines 4-7: PATHTOTEXT of the hub root's PathToEntity
-            topic_text, failed = self.hub_index.path_text(path_to_topic)
+        linked = self.linker.link(q.question, h.root, title, doi)
+        return HubContext(h.root, title, doi, h.score, paths, "", linked)
+
+    def _topic_texts(self, contexts: list[HubContext], paths_to_topic: dict[str, tuple],
+                     fallbacks: list[str]) -> None:
+        """Alg. 17 lines 4-7: PATHTOTEXT of each hub root's PathToEntity (LLM calls in parallel, cached)."""
+        todo = [c for c in contexts if paths_to_topic.get(c.root)]
+        if not todo:
+            return
+        with ThreadPoolExecutor(max_workers=self.max_workers) as pool:
+            done = list(pool.map(lambda c: self.hub_index.path_text(paths_to_topic[c.root]), todo))
+        for c, (text, failed) in zip(todo, done, strict=True):
+            c.path_to_topic = text
             if failed:
                 fallbacks.append(f"path_to_text: {failed}")
-        linked = self.linker.link(q.question, h.root, title, doi)
-        return HubContext(h.root, title, doi, h.score, paths, topic_text, linked)
+        self.hub_index.save_text_cache()
 
     def _answer(self, q: ProcessedQuestion, hubs: list[Hub], paths_to_topic: dict[str, tuple],
                 fallbacks: list[str]) -> RetrievalResult:
@@ -236,9 +245,10 @@ class HubLinkRetriever(Retriever):
         llm = self.resources.llm
         contexts: list[HubContext] = []
         for h in hubs:
-            ctx = self._hub_context(q, h, records, paths_to_topic.get(h.root, ()), fallbacks)
+            ctx = self._hub_context(q, h, records)
             if ctx is not None:
                 contexts.append(ctx)
+        self._topic_texts(contexts, paths_to_topic, fallbacks)
         partials, failed = partial_answers(q.question, contexts, llm, max_workers=self.max_workers)
         fallbacks.extend(failed)
         if not partials:
@@ -252,7 +262,8 @@ class HubLinkRetriever(Retriever):
         ctx = [Context(text=t, triple=parsed.get(t), score=s, metadata={"hub": self._hub_of(t, partials)})
                for t, s in scored]
         sources = [{"id": p.hub.root, "title": p.hub.title, "doi": p.hub.doi or ""} for p in partials]
-        return RetrievalResult(ctx, answer=answer, sources=sources, fallbacks=fallbacks)
+        reason = None if ctx else "the output-triple filter kept no triple (Listing A.4 returned an empty list)"
+        return RetrievalResult(ctx, answer=answer, sources=sources, fallbacks=fallbacks, reason=reason)
 
     @staticmethod
     def _parsed(triples: list[str]) -> dict[str, Triple]:

@@ -30,7 +30,6 @@ class Hub:
     root: str
     paths: dict[str, PathHit] = field(default_factory=dict)
     score: float = 0.0
-    hits: list[PathHit] = field(default_factory=list)  # raw hits (every level), for Alg. 9's ranking
 
     def add(self, hit: PathHit) -> None:
         old = self.paths.get(hit.path_hash)
@@ -73,8 +72,10 @@ class HubSearch:
 
     def paths_for_hub(self, vectors, root: str) -> list[PathHit]:
         """GETHUBPATHSFORHUB (Alg. 9) for one hub: query ``2·TopPathsToKeep`` hits per query vector restricted to
-        the hub and outside the path hashes already taken, diversity-rank them, take unseen paths (a path's
-        best-ranked level wins) until ``TopPathsToKeep``; repeat while short and the store still answers."""
+        the hub and outside the path hashes already taken; keep each path's hit with the highest initial score
+        (§4.6.2: "only the version of each path with the highest initial similarity score remains"),
+        diversity-rank those paths and take them until ``TopPathsToKeep``; repeat while short and the store still
+        answers. Every hub with at least ``TopPathsToKeep`` indexed paths thus gets that many."""
         taken: dict[str, PathHit] = {}
         hub_filter = f"hub_root == {json.dumps(root)}"
         while len(taken) < self.top_paths:
@@ -82,15 +83,16 @@ class HubSearch:
             hits = self._search(vectors, 2 * self.top_paths, flt)
             if not hits:
                 break
-            before = len(taken)
-            for h in self.diversity_rank(Hub(root, hits=hits), dedup=False):
-                if h.path_hash in taken:
-                    continue
+            batch = Hub(root)
+            for h in hits:
+                if h.path_hash not in taken:
+                    batch.add(h)
+            if not batch.paths:  # the store ignored the exclusion: nothing new will come
+                break
+            for h in self.diversity_rank(batch):
                 if len(taken) >= self.top_paths:
                     break
                 taken[h.path_hash] = h
-            if len(taken) == before:  # the store ignored the exclusion: nothing new will come
-                break
         return list(taken.values())
 
     def paths_for_hubs(self, vectors, roots: list[str], hubs: dict[str, Hub]) -> None:
@@ -103,12 +105,9 @@ class HubSearch:
             else:
                 hubs.pop(root, None)
 
-    def diversity_rank(self, hub: Hub, *, dedup: bool = True) -> list[PathHit]:
-        """APPLYSUBJECTDIVERSITYRANKER: penalise repeated subjects among triple-level hits, then re-sort.
-
-        ``dedup=False`` ranks every hit in ``hub.hits`` (all levels of a path, as Alg. 9 ranks the raw query
-        results before skipping duplicates); otherwise the best hit per path."""
-        ranked = hub.ranked() if dedup else sorted(hub.hits, key=lambda h: -h.score)
+    def diversity_rank(self, hub: Hub) -> list[PathHit]:
+        """APPLYSUBJECTDIVERSITYRANKER: penalise repeated subjects among triple-level hits, then re-sort."""
+        ranked = hub.ranked()
         if self.penalty <= 0:
             return ranked
         counts: dict[str, int] = {}
