@@ -73,13 +73,15 @@ class ThesisLLM(LLM):
 
 
 class BrokenLLM(LLM):
-    """Every call fails (``error``) or every structured answer is malformed."""
+    """Every call fails (``error``), raises, answers nothing, or every structured answer is malformed."""
 
     def __init__(self, mode: str) -> None:
         super().__init__(model="broken")
         self.mode = mode
 
     def _complete(self, prompt, *, json_schema, max_tokens, system):
+        if self.mode == "raise":
+            raise RuntimeError("backend exploded")
         if self.mode == "error":
             return LLMResponse("", error="timeout")
         if self.mode == "empty":
@@ -155,7 +157,7 @@ def test_well_behaved_llm_has_no_fallbacks(embedder, tmp_path):
         assert all("research method" in c.text for c in out.contexts)  # the LLM filter was applied
 
 
-@pytest.mark.parametrize("mode", ["error", "empty", "malformed"])
+@pytest.mark.parametrize("mode", ["error", "raise", "empty", "malformed"])
 def test_failing_llm_steps_fall_back_and_are_reported(embedder, tmp_path, mode):
     r = _retriever(tmp_path, embedder, BrokenLLM(mode))
     out = r.retrieve(QUESTION, topic_entity_id="R659055")
@@ -171,6 +173,8 @@ def test_failing_llm_steps_fall_back_and_are_reported(embedder, tmp_path, mode):
         assert sum(f.startswith("partial_answer") for f in out.fallbacks) == len(out.sources)
     if mode == "error":
         assert "partial_answer: timeout" in out.fallbacks
+    if mode == "raise":
+        assert "final_answer: RuntimeError: backend exploded" in out.fallbacks
 
 
 # ---------------------------------------------------------------- item 3: the thesis's listings, no extra gate
@@ -304,3 +308,15 @@ def test_thesis_pipelines_verbalise_paths_with_the_llm():
     for name, expected in (("hublink", True), ("hublink_fast", True), ("hublink_local", None)):
         params = yaml.safe_load((ROOT / "pipelines" / f"{name}.yaml").read_text())["retriever"]["params"]
         assert params.get("llm_path_text") is expected, name
+
+
+def test_failed_llm_path_text_falls_back_to_the_template_and_is_counted(embedder, tmp_path):
+    res = Resources(root_entity_ids=["R659055"], graph=_graph(), embedder=embedder, llm=BrokenLLM("raise"),
+                    vector_store=make_vector_store(tmp_path / "hl.db"), index_name="tiny", cache_dir=str(tmp_path))
+    r = get_retriever_class("hublink")(res, llm_path_text=True)
+    stats = r.index(progress=False)
+    records = r.hub_index.path_records()
+    assert stats["llm_path_text"] and stats["path_text_fallbacks"] == stats["paths"] == len(records)
+    assert all(":" in rec["path_text"] and not rec["path_text"].startswith("LLM") for rec in records.values())
+    out = r.retrieve(QUESTION, topic_entity_id="R659055")
+    assert out.contexts and any(f.startswith("path_to_text: RuntimeError") for f in out.fallbacks)

@@ -19,7 +19,7 @@ from hublab.graph.base import KnowledgeGraph
 from hublab.graph.model import TripleParseError, parse_triple_string
 from hublab.llm.base import LLM, llm_free
 from hublab.retrievers.methods.hublink import prompts
-from hublab.retrievers.methods.hublink.text import triple_text
+from hublab.retrievers.methods.hublink.text import ask, triple_text
 
 INSUFFICIENT = prompts.INSUFFICIENT
 
@@ -124,7 +124,7 @@ def partial_answers(question: str, hubs: list[HubContext], llm: LLM | None, *, m
         return [p for p in map(extractive, hubs) if p is not None], []
 
     def one(h: HubContext) -> tuple[Partial | None, str | None]:
-        r = llm.complete(partial_prompt(question, h), max_tokens=1024)
+        r = ask(llm, partial_prompt(question, h), max_tokens=1024)
         text = (r.text or "").strip() if r.error is None else ""
         if not text:
             return extractive(h), f"partial_answer: {_reason(r, 'empty response')}"
@@ -148,7 +148,7 @@ def final_answer(question: str, partials: list[Partial], llm: LLM | None) -> tup
     body = ""
     if not llm_free(llm):
         listing = "\n".join(f"[{i}] {p.text}" for i, p in enumerate(partials, start=1))
-        r = llm.complete(prompts.FINAL.format(question=question, partial_answers=listing), max_tokens=2048)
+        r = ask(llm, prompts.FINAL.format(question=question, partial_answers=listing), max_tokens=2048)
         body = (r.text or "").strip() if r.error is None else ""
         if not body:
             fallbacks.append(f"final_answer: {_reason(r, 'empty response')}")
@@ -232,7 +232,7 @@ def llm_filter(question: str, answer: str, ordered: list[tuple[str, float]], llm
     """FILTERWITHLLM (Listing A.4) over the thesis-ordered triples; keeps the selected ones in that order.
     Returns (kept, None), or (None, reason) when the call failed or its output was malformed."""
     listing = "\n".join(f"{i}: {readable_triple(t)}" for i, (t, _) in enumerate(ordered))
-    r = llm.complete(prompts.FILTER.format(question=question, answer=answer, contexts=listing),
+    r = ask(llm, prompts.FILTER.format(question=question, answer=answer, contexts=listing),
                      json_schema=prompts.FILTER_SCHEMA, max_tokens=2048)
     if r.error is not None:
         return None, str(r.error)

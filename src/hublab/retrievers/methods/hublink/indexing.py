@@ -29,7 +29,7 @@ from hublab.graph.model import Triple
 from hublab.llm.base import LLM, llm_free
 from hublab.retrievers.methods.hublink import prompts
 from hublab.retrievers.methods.hublink.hubs import HubDetector, HubPath, all_hub_roots, hub_paths, path_hash
-from hublab.retrievers.methods.hublink.text import path_to_text, readable, triple_text
+from hublab.retrievers.methods.hublink.text import ask, path_to_text, readable, triple_text
 from hublab.vectorstore.base import VectorStore
 
 LEVELS = ("path", "triple", "entity", "predicate")
@@ -128,7 +128,7 @@ class HubIndex:
             hit = cache.get(h)
         if hit:
             return hit, None
-        r = self.llm.complete(prompts.PATH_TO_TEXT.format(path="\n".join(readable(t) for t in triples)),
+        r = ask(self.llm, prompts.PATH_TO_TEXT.format(path="\n".join(readable(t) for t in triples)),
                               max_tokens=1024)
         text = (r.text or "").strip() if r.error is None else ""
         if not text:

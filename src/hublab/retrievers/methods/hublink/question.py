@@ -20,6 +20,7 @@ from hublab.graph.base import KnowledgeGraph
 from hublab.llm.base import LLM, llm_free
 from hublab.retrievers.components.question_text import STOPWORDS, quoted_spans, unique_ci
 from hublab.retrievers.methods.hublink import prompts
+from hublab.retrievers.methods.hublink.text import ask
 
 _YEAR = re.compile(r"\b(19|20)\d{2}\b")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -97,7 +98,7 @@ def process_question(question: str, embedder: Embedder, *, llm: LLM | None, voca
     if extract_components:
         llm_done = False
         if not llm_free(llm):
-            r = llm.complete(prompts.COMPONENTS.format(question=question), json_schema=prompts.COMPONENTS_SCHEMA,
+            r = ask(llm, prompts.COMPONENTS.format(question=question), json_schema=prompts.COMPONENTS_SCHEMA,
                              max_tokens=1024)
             parsed = parse_components(r) if r.error is None else None
             if parsed is None:
