@@ -124,7 +124,7 @@ def partial_answers(question: str, hubs: list[HubContext], llm: LLM | None, *, m
         return [p for p in map(extractive, hubs) if p is not None], []
 
     def one(h: HubContext) -> tuple[Partial | None, str | None]:
-        r = ask(llm, partial_prompt(question, h), max_tokens=1024)
+        r = ask(llm, partial_prompt(question, h), max_tokens=512)
         text = (r.text or "").strip() if r.error is None else ""
         if not text:
             return extractive(h), f"partial_answer: {_reason(r, 'empty response')}"
@@ -148,7 +148,7 @@ def final_answer(question: str, partials: list[Partial], llm: LLM | None) -> tup
     body = ""
     if not llm_free(llm):
         listing = "\n".join(f"[{i}] {p.text}" for i, p in enumerate(partials, start=1))
-        r = ask(llm, prompts.FINAL.format(question=question, partial_answers=listing), max_tokens=2048)
+        r = ask(llm, prompts.FINAL.format(question=question, partial_answers=listing), max_tokens=1024)
         body = (r.text or "").strip() if r.error is None else ""
         if not body:
             fallbacks.append(f"final_answer: {_reason(r, 'empty response')}")
@@ -233,7 +233,7 @@ def llm_filter(question: str, answer: str, ordered: list[tuple[str, float]], llm
     Returns (kept, None), or (None, reason) when the call failed or its output was malformed."""
     listing = "\n".join(f"{i}: {readable_triple(t)}" for i, (t, _) in enumerate(ordered))
     r = ask(llm, prompts.FILTER.format(question=question, answer=answer, contexts=listing),
-                     json_schema=prompts.FILTER_SCHEMA, max_tokens=2048)
+                     json_schema=prompts.FILTER_SCHEMA, max_tokens=512)
     if r.error is not None:
         return None, str(r.error)
     ids = parse_ids(r)

@@ -99,7 +99,7 @@ def process_question(question: str, embedder: Embedder, *, llm: LLM | None, voca
         llm_done = False
         if not llm_free(llm):
             r = ask(llm, prompts.COMPONENTS.format(question=question), json_schema=prompts.COMPONENTS_SCHEMA,
-                             max_tokens=1024)
+                             max_tokens=256)
             parsed = parse_components(r) if r.error is None else None
             if parsed is None:
                 fallbacks.append(f"components: {r.error or 'malformed output'}")
