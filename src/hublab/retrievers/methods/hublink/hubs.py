@@ -2,6 +2,11 @@
 
 A hub path starts at its root, never revisits a node, and stops at a leaf, at another hub root (the
 edge into it is kept) or at the maximum path length.
+
+Two hub-root searches live here: ``HubRootFinder`` is the thesis's FINDHUBROOTS (Alg. 1) with
+``EntityWithDirection`` walkers, used by the graph-traversal strategy (Alg. 14/15); ``find_hub_roots``
+is the undirected level-by-level search used only to decide which hubs the index covers (a superset of
+what any directed walk reaches, so the index is unchanged by the traversal's direction rules).
 """
 
 from __future__ import annotations
@@ -43,9 +48,69 @@ class HubDetector:
         return ent is not None and bool(self.hub_types & set(ent.types))
 
 
+@dataclass(frozen=True)
+class EntityWithDirection:
+    """Thesis data model (Fig. 4.4): an entity, the direction a walk takes from it (``left`` = against edge
+    direction, to subjects; right = along it, to objects) and the directed triple path from the topic entity
+    to it (``PathToEntity``)."""
+
+    uid: str
+    left: bool
+    path: tuple[Triple, ...] = ()
+
+
+class HubRootFinder:
+    """FINDHUBROOTS (Alg. 1). ``visited`` holds (entity, direction) pairs and persists across calls, so one
+    finder is created per retrieval (the thesis: "initializing the class for each new retrieval").
+
+    A walker keeps its direction: a right walker follows outgoing edges to objects, a left walker incoming
+    edges to subjects. A hub root reached by a right walker ends that walk (its content is its hub paths,
+    built along edge direction); a left walker records it and walks on. ``uniform_hop_count``: neighbours go
+    to ``next_entities`` (one hop per retrieval level; thesis pseudocode and the original default) instead of
+    being queued within the same call.
+    """
+
+    def __init__(self, graph: KnowledgeGraph, detector: HubDetector) -> None:
+        self.graph = graph
+        self.detector = detector
+        self.visited: set[tuple[str, bool]] = set()
+
+    def _adjacent(self, e: EntityWithDirection) -> list[EntityWithDirection]:
+        if e.left:
+            return [EntityWithDirection(t.subject.uid, True, e.path + (t,))
+                    for t in self.graph.incoming(e.uid) if t.subject.uid != e.uid]
+        return [EntityWithDirection(t.object.uid, False, e.path + (t,))
+                for t in self.graph.outgoing(e.uid) if t.object.uid != e.uid]
+
+    def find(self, entities: list[EntityWithDirection], *, uniform_hop_count: bool = True,
+             ) -> tuple[list[EntityWithDirection], list[EntityWithDirection]]:
+        queue = deque(e for e in entities if self.graph.entity(e.uid) is not None)
+        hub_roots: list[EntityWithDirection] = []
+        found: set[str] = set()
+        next_entities: list[EntityWithDirection] = []
+        while queue:
+            e = queue.popleft()
+            key = (e.uid, e.left)
+            if key in self.visited:
+                continue
+            self.visited.add(key)
+            is_root = self.detector.is_hub_root(e.uid)
+            if is_root and e.uid not in found:  # one hub per entity, whichever walker reached it first
+                found.add(e.uid)
+                hub_roots.append(e)
+            if is_root and not e.left:
+                continue
+            adjacent = self._adjacent(e)
+            if uniform_hop_count:
+                next_entities.extend(adjacent)
+            else:
+                queue.extend(adjacent)
+        return hub_roots, next_entities
+
+
 def find_hub_roots(graph: KnowledgeGraph, detector: HubDetector, start: list[str], *,
                    max_levels: int = 1) -> list[list[str]]:
-    """Hub roots reachable from ``start`` level by level (FINDHUBROOTS, both directions).
+    """Hub roots reachable from ``start`` level by level, undirected (used for the index's hub set only).
 
     A start entity that is itself a hub root is level 1. Otherwise BFS over incoming and outgoing edges;
     the search does not pass *through* a hub root (its content is its hub paths). Returns one list of

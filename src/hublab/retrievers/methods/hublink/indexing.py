@@ -5,23 +5,31 @@ Crash safety: a hub's new rows are inserted (tagged with a new generation) *befo
 deleted, and the manifest of per-hub path hashes is written atomically after each batch. A crash leaves
 either the old or both generations in the store — retrieval deduplicates by path hash, so the previous
 index stays usable, and the next run redoes the unfinished hubs.
+
+PATHTOTEXT: with ``llm_path_text`` and a real LLM, each path is verbalised by the LLM (the thesis's Alg. 6),
+in parallel, and the text is cached on disk by (model, prompt version, path hash), so it is paid once per path
+and graph version; the model and prompt version are part of the index fingerprint, so changing them (or
+switching ``llm_path_text``) builds a new collection. Otherwise (the LLM-free default) the template verbaliser.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hublab.embedding.base import Embedder
 from hublab.graph.base import KnowledgeGraph
+from hublab.graph.model import Triple
 from hublab.llm.base import LLM, llm_free
 from hublab.retrievers.methods.hublink import prompts
-from hublab.retrievers.methods.hublink.hubs import HubDetector, HubPath, all_hub_roots, hub_paths
-from hublab.retrievers.methods.hublink.text import path_to_text, triple_text
+from hublab.retrievers.methods.hublink.hubs import HubDetector, HubPath, all_hub_roots, hub_paths, path_hash
+from hublab.retrievers.methods.hublink.text import ask, path_to_text, readable, triple_text
 from hublab.vectorstore.base import VectorStore
 
 LEVELS = ("path", "triple", "entity", "predicate")
@@ -38,9 +46,16 @@ class IndexSettings:
     max_hub_path_length: int
     llm_path_text: bool
 
-    def fingerprint(self, embedder: Embedder) -> str:
-        blob = json.dumps([self.hub_types, self.indexing_root_entity_ids, self.max_hub_path_length,
-                           self.llm_path_text, embedder.name, embedder.dim], sort_keys=True)
+    def fingerprint(self, embedder: Embedder, llm: LLM | None = None) -> str:
+        """Identifies what the index holds. ``llm_path_text`` counts only when an LLM will really verbalise the
+        paths (LLM-free, the template texts are the same whatever the flag says); then the model and the prompt
+        version are part of it too."""
+        llm_text = self.llm_path_text and not llm_free(llm)
+        parts: list[Any] = [self.hub_types, self.indexing_root_entity_ids, self.max_hub_path_length, llm_text,
+                            embedder.name, embedder.dim]
+        if llm_text:
+            parts.append([getattr(llm, "model", "?"), prompts.PATH_TO_TEXT_VERSION])
+        blob = json.dumps(parts, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
@@ -48,16 +63,22 @@ class HubIndex:
     """The vector-store side of HubLink: build/update and the path records needed at query time."""
 
     def __init__(self, graph: KnowledgeGraph, embedder: Embedder, store: VectorStore, llm: LLM | None,
-                 settings: IndexSettings, collection: str, manifest_dir: Path) -> None:
+                 settings: IndexSettings, collection: str, manifest_dir: Path, *, workers: int = 8) -> None:
         self.graph = graph
         self.embedder = embedder
         self.store = store
         self.llm = llm
         self.settings = settings
+        self.workers = max(1, int(workers))
         self.detector = HubDetector(graph, settings.hub_types)
-        self.collection = f"{collection}_{settings.fingerprint(embedder)}"
+        self.collection = f"{collection}_{settings.fingerprint(embedder, llm)}"
         self.manifest_path = manifest_dir / f"{self.collection}.manifest.json"
         self._paths: dict[str, dict[str, Any]] | None = None
+        self.llm_path_text = settings.llm_path_text and not llm_free(llm)
+        key = hashlib.sha256(f"{getattr(llm, 'model', '')}|{prompts.PATH_TO_TEXT_VERSION}".encode()).hexdigest()[:12]
+        self.text_cache_path = manifest_dir / f"hublink_pathtext_{key}.json"
+        self._text_cache: dict[str, str] | None = None
+        self._text_lock = threading.Lock()
 
     # ---------------- manifest ----------------
     def manifest(self) -> dict[str, list[str]]:
@@ -75,19 +96,63 @@ class HubIndex:
         return self.manifest_path.exists() and self.store.has_collection(self.collection)
 
     # ---------------- build ----------------
-    def _path_text(self, p: HubPath) -> str:
-        if self.settings.llm_path_text and not llm_free(self.llm):
-            r = self.llm.complete(prompts.PATH_TO_TEXT.format(path="\n".join(p.rendered())), max_tokens=200)
-            if r.error is None and r.text.strip():
-                return r.text.strip()
-        return path_to_text(p.triples)
+    # ---------------- PATHTOTEXT ----------------
+    def _cache(self) -> dict[str, str]:
+        if self._text_cache is None:
+            try:
+                self._text_cache = json.loads(self.text_cache_path.read_text()) if self.text_cache_path.exists() else {}
+            except (OSError, json.JSONDecodeError):
+                self._text_cache = {}
+        return self._text_cache
 
-    def _rows(self, paths: list[HubPath], gen: str) -> tuple[list[str], list[dict[str, Any]]]:
+    def save_text_cache(self) -> None:
+        """Persist the LLM path texts (no-op without LLM PATHTOTEXT)."""
+        if self._text_cache is None or not self.llm_path_text:
+            return
+        self.text_cache_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.text_cache_path.with_suffix(".tmp")
+        with self._text_lock:
+            tmp.write_text(json.dumps(self._text_cache))
+        tmp.replace(self.text_cache_path)
+
+    def path_text(self, triples: tuple[Triple, ...] | list[Triple]) -> tuple[str, str | None]:
+        """PATHTOTEXT for one triple path: (text, fallback reason or None). LLM texts are cached by path hash;
+        a failed or empty LLM answer gives the template text (not cached, so a later run retries it)."""
+        if not triples:
+            return "", None
+        if not self.llm_path_text:
+            return path_to_text(triples), None
+        h = path_hash(triples)
+        cache = self._cache()
+        with self._text_lock:
+            hit = cache.get(h)
+        if hit:
+            return hit, None
+        r = ask(self.llm, prompts.PATH_TO_TEXT.format(path="\n".join(readable(t) for t in triples)),
+                              max_tokens=512)
+        text = (r.text or "").strip() if r.error is None else ""
+        if not text:
+            return path_to_text(triples), str(r.error or "empty response")
+        with self._text_lock:
+            cache[h] = text
+        return text, None
+
+    def _path_texts(self, paths: list[HubPath]) -> tuple[list[str], int]:
+        if not self.llm_path_text or len(paths) <= 1:
+            out = [self.path_text(p.triples) for p in paths]
+        else:
+            with ThreadPoolExecutor(max_workers=self.workers) as pool:
+                out = list(pool.map(lambda p: self.path_text(p.triples), paths))
+        if self.llm_path_text:
+            self.save_text_cache()
+        return [t for t, _ in out], sum(1 for _, f in out if f)
+
+    def _rows(self, paths: list[HubPath], gen: str) -> tuple[list[str], list[dict[str, Any]], int]:
         texts: list[str] = []
         rows: list[dict[str, Any]] = []
-        for p in paths:
+        ptexts, n_fallbacks = self._path_texts(paths)
+        for p, ptext in zip(paths, ptexts, strict=True):
             h = p.hash
-            ptext = self._path_text(p)
             base = {"hub_root": p.root, "path_hash": h, "gen": gen}
             items: list[tuple[str, str, str]] = [("path", ptext, "")]
             seen: set[tuple[str, str]] = set()
@@ -104,14 +169,14 @@ class HubIndex:
                     row["path_text"] = ptext[:4000]
                     row["triples"] = json.dumps(p.rendered())
                 rows.append(row)
-        return texts, rows
+        return texts, rows, n_fallbacks
 
     def build(self, *, progress: bool = True, batch_hubs: int = 64) -> dict[str, Any]:
         t0 = time.perf_counter()
-        self.store.ensure_collection(self.collection, self.embedder.dim, "COSINE")
         old = self.manifest()
-        if old and not self.store.has_collection(self.collection):
+        if old and not self.store.has_collection(self.collection):  # manifest without its vectors: rebuild all
             old = {}
+        self.store.ensure_collection(self.collection, self.embedder.dim, "COSINE")
         roots = all_hub_roots(self.graph, self.detector, self.settings.indexing_root_entity_ids)
         current: dict[str, list[HubPath]] = {r: hub_paths(self.graph, self.detector, r,
                                                           self.settings.max_hub_path_length) for r in roots}
@@ -120,6 +185,7 @@ class HubIndex:
         hubs = {r: v for r, v in old.items() if r in current}
         gen = hashlib.sha256(str(time.time_ns()).encode()).hexdigest()[:10]
         n_vectors = 0
+        n_text_fallbacks = 0
         from rich.progress import Progress
 
         with Progress(disable=not progress) as bar:
@@ -127,7 +193,8 @@ class HubIndex:
             for i in range(0, len(changed), batch_hubs):
                 batch = changed[i : i + batch_hubs]
                 paths = [p for r in batch for p in current[r]]
-                texts, rows = self._rows(paths, gen)
+                texts, rows, n_fb = self._rows(paths, gen)
+                n_text_fallbacks += n_fb
                 if rows:
                     self.store.insert(self.collection, self.embedder.embed(texts), rows)
                     n_vectors += len(rows)
@@ -150,6 +217,7 @@ class HubIndex:
         return {"collection": self.collection, "hubs": len(roots), "hubs_reindexed": len(changed),
                 "hubs_removed": len(removed), "paths": sum(len(v) for v in current.values()),
                 "vectors_written": n_vectors, "seconds": round(secs, 2),
+                "llm_path_text": self.llm_path_text, "path_text_fallbacks": n_text_fallbacks,
                 "vectors_per_s": round(n_vectors / secs, 1) if secs > 0 else None}
 
     # ---------------- query-time data ----------------

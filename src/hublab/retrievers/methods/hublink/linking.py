@@ -4,9 +4,10 @@ The default links nothing, so HubLink answers from the graph alone, as in the th
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 
+@runtime_checkable
 class SourceLinker(Protocol):
     def link(self, question: str, hub_root: str, title: str, doi: str | None) -> list[str]:
         """Extra context texts for this hub (may be empty)."""

@@ -7,8 +7,11 @@ that occurs in the question — the deterministic stand-in for the LLM's decompo
 
 from __future__ import annotations
 
+import ast
+import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -17,6 +20,7 @@ from hublab.graph.base import KnowledgeGraph
 from hublab.llm.base import LLM, llm_free
 from hublab.retrievers.components.question_text import STOPWORDS, quoted_spans, unique_ci
 from hublab.retrievers.methods.hublink import prompts
+from hublab.retrievers.methods.hublink.text import ask
 
 _YEAR = re.compile(r"\b(19|20)\d{2}\b")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -27,6 +31,7 @@ class ProcessedQuestion:
     question: str
     components: list[str]
     vectors: np.ndarray  # row 0 = question, then one row per component
+    fallbacks: list[str] = field(default_factory=list)  # "components: <reason>" when the LLM step fell back
 
 
 def _norm(s: str) -> str:
@@ -62,18 +67,45 @@ def rule_components(question: str, vocab: Vocabulary) -> list[str]:
     return unique_ci([*quoted_spans(question), *years, *vocab.find(question)])
 
 
+def parse_components(r: Any) -> list[str] | None:
+    """Components from the LLM: ``{"components": [...]}`` (schema), a bare list, or the python list Listing A.3
+    asks for in the text. None when there is no list of strings (malformed)."""
+    raw: Any = None
+    if isinstance(r.data, dict):
+        raw = r.data.get("components")
+    elif isinstance(r.data, list):
+        raw = r.data
+    if raw is None and r.text:
+        m = re.search(r"\[.*\]", r.text, re.S)
+        if m:
+            for parse in (json.loads, ast.literal_eval):
+                try:
+                    raw = parse(m.group(0))
+                    break
+                except (ValueError, SyntaxError):
+                    continue
+    if not isinstance(raw, list) or not all(isinstance(c, (str, int, float)) for c in raw):
+        return None
+    return unique_ci([str(c).strip() for c in raw if str(c).strip()])[:12]
+
+
 def process_question(question: str, embedder: Embedder, *, llm: LLM | None, vocab: Vocabulary | None,
                      extract_components: bool) -> ProcessedQuestion:
+    """PROCESSQUESTION (Alg. 11). EXTRACTCOMPONENTS by the LLM (Listing A.3); LLM-free, or when the call fails or
+    its output is malformed, by the rules (``rule_components``), and the fallback is recorded."""
     comps: list[str] = []
+    fallbacks: list[str] = []
     if extract_components:
+        llm_done = False
         if not llm_free(llm):
-            r = llm.complete(prompts.COMPONENTS.format(question=question), json_schema=prompts.COMPONENTS_SCHEMA,
-                             max_tokens=200)
-            raw = r.data.get("components") if r.error is None and isinstance(r.data, dict) else None
-            if isinstance(raw, list):  # malformed output (a string, a number, ...) falls back to the rules
-                comps = [str(c).strip() for c in raw if isinstance(c, (str, int, float)) and str(c).strip()]
-                comps = unique_ci(comps)[:12]
-        if not comps and vocab is not None:  # LLM-free, or the LLM failed: rules
+            r = ask(llm, prompts.COMPONENTS.format(question=question), json_schema=prompts.COMPONENTS_SCHEMA,
+                             max_tokens=256)
+            parsed = parse_components(r) if r.error is None else None
+            if parsed is None:
+                fallbacks.append(f"components: {r.error or 'malformed output'}")
+            else:
+                comps, llm_done = parsed, True
+        if not llm_done and vocab is not None:
             comps = rule_components(question, vocab)
     vectors = embedder.embed([question, *comps])
-    return ProcessedQuestion(question, comps, vectors)
+    return ProcessedQuestion(question, comps, vectors, fallbacks)

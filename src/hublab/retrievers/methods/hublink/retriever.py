@@ -6,7 +6,7 @@ mode replaces every LLM step by a deterministic one (see llm_free notes in docs/
 
 from __future__ import annotations
 
-import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -15,15 +15,20 @@ from pydantic import Field
 from hublab.errors import InputError
 from hublab.graph.base import PAPER_TYPE
 from hublab.graph.model import Knowledge, Triple, TripleParseError, parse_triple_string
+from hublab.llm.base import llm_free
 from hublab.retrievers.base import Context, Resources, RetrievalResult, Retriever
 from hublab.retrievers.methods.hublink.answer import (
     HubContext,
-    filter_triples,
+    Partial,
+    PathEvidence,
     final_answer,
+    llm_filter,
     paper_meta,
     partial_answers,
+    similarity_filter,
+    thesis_triple_order,
 )
-from hublab.retrievers.methods.hublink.hubs import HubDetector, find_hub_roots
+from hublab.retrievers.methods.hublink.hubs import EntityWithDirection, HubDetector, HubRootFinder
 from hublab.retrievers.methods.hublink.indexing import HubIndex, IndexSettings
 from hublab.retrievers.methods.hublink.linking import NoLinker, SourceLinker
 from hublab.retrievers.methods.hublink.question import ProcessedQuestion, Vocabulary, process_question
@@ -44,9 +49,12 @@ class HubLinkRetriever(Retriever):
         hub_types: ORKG classes whose instances are hub roots (thesis: ``hub_types``; default Paper).
         indexing_root_entity_ids: entities whose hubs are indexed (default: the graph's root entities).
         max_hub_path_length: longest hub path (-1 = unbounded; thesis: ``max_hub_path_length``).
-        max_retrieval_level: hub levels walked from the topic entity (thesis: ``max_level``).
+        max_retrieval_level: traversal levels walked from the topic entity (thesis: ``MaxRetrievalLevel``).
+        uniform_hop_count: FINDHUBROOTS walks one hop per level (thesis: ``UniformHopCount``; its pseudocode
+            reading, and the original implementation's default); false: each level walks until hub roots.
         max_global_search_rounds: direct-strategy search rounds until enough hubs are found.
-        llm_path_text: verbalise paths with the LLM at index time (thesis: path-to-text prompt).
+        llm_path_text: PATHTOTEXT by the LLM (thesis Alg. 6) at index time and for the path from the topic
+            entity (Alg. 17); cached and part of the index fingerprint. Without an LLM: the template.
         filter_min_similarity: LLM-free output filter: similarity a triple needs to be kept.
         filter_min_keep: LLM-free output filter: triples always kept.
         max_output_triples: cap on returned triples (None = all kept).
@@ -70,6 +78,7 @@ class HubLinkRetriever(Retriever):
         indexing_root_entity_ids: list[str] | None = None,
         max_hub_path_length: Annotated[int, Field(ge=-1)] = -1,
         max_retrieval_level: Annotated[int, Field(ge=1)] = 2,
+        uniform_hop_count: bool = True,
         max_global_search_rounds: Annotated[int, Field(ge=1)] = 10,
         llm_path_text: bool = False,
         filter_min_similarity: Annotated[float, Field(ge=-1.0, le=1.0)] = 0.3,
@@ -89,6 +98,7 @@ class HubLinkRetriever(Retriever):
         self.filter_output = filter_output_context
         self.alpha = float(path_weight_alpha)
         self.max_level = int(max_retrieval_level)
+        self.uniform_hop_count = bool(uniform_hop_count)
         self.max_rounds = int(max_global_search_rounds)
         self.filter_min_similarity = float(filter_min_similarity)
         self.filter_min_keep = int(filter_min_keep)
@@ -103,7 +113,7 @@ class HubLinkRetriever(Retriever):
         # The manifest lives in the index folder (so DVC versions it with the index), else in the cache.
         manifest_dir = Path(resources.index_dir or Path(resources.cache_dir or ".cache") / "hublink")
         self.hub_index = HubIndex(resources.graph, resources.embedder, resources.vector_store, resources.llm,
-                                  settings, f"hl_{resources.index_name}", manifest_dir)
+                                  settings, f"hl_{resources.index_name}", manifest_dir, workers=max_workers)
         self.search = HubSearch(resources.vector_store, self.hub_index.collection, self.top_paths,
                                 float(diversity_ranking_penalty))
         self._vocab: Vocabulary | None = None
@@ -127,6 +137,7 @@ class HubLinkRetriever(Retriever):
 
     # ---------------- strategies ----------------
     def _direct(self, q: ProcessedQuestion) -> list[Hub]:
+        """DIRECTRETRIEVALSTRATEGY (Alg. 12) up to PRUNEHUBS."""
         candidates: dict[str, Hub] = {}
         for _ in range(self.max_rounds):
             if len(candidates) >= self.n_hubs:
@@ -138,18 +149,25 @@ class HubLinkRetriever(Retriever):
                 cand = candidates.setdefault(root, Hub(root))
                 for hit in hub.paths.values():
                     cand.add(hit)
+        # FILLORREMOVEPATHS (Alg. 13): more than TopPathsToKeep -> prune; fewer -> GETHUBPATHSFORHUB (replace)
         short = [r for r, h in candidates.items() if len(h.paths) < self.top_paths]
-        self.search.paths_for_hubs(q.vectors, short, candidates)  # FILLORREMOVEPATHS (fill part)
-        pruned = {r: self.search.prune_paths(h) for r, h in candidates.items()}  # (remove part)
-        return prune_hubs(pruned, self.alpha, self.n_hubs)
+        filled: dict[str, Hub] = {}
+        self.search.paths_for_hubs(q.vectors, short, filled)
+        hubs: dict[str, Hub] = {}
+        for r, h in candidates.items():
+            if r in filled:
+                hubs[r] = filled[r]
+            elif len(h.paths) >= self.top_paths:
+                hubs[r] = self.search.prune_paths(h)
+        return prune_hubs(hubs, self.alpha, self.n_hubs)
 
     def _hubs_at_level(self, q: ProcessedQuestion, roots: list[str]) -> list[Hub]:
+        """GETHUBSATCURRENTLEVEL (Alg. 15) after FINDHUBROOTS, then PRUNEHUBS (Alg. 14 line 12)."""
         indexed = self.hub_index.manifest()
         roots = [r for r in roots if r in indexed]  # hubs without indexed paths are skipped (§4.7)
         hubs: dict[str, Hub] = {}
         self.search.paths_for_hubs(q.vectors, roots, hubs)
-        pruned = {r: self.search.prune_paths(h) for r, h in hubs.items() if h.paths}
-        return prune_hubs(pruned, self.alpha, self.n_hubs)
+        return prune_hubs(hubs, self.alpha, self.n_hubs)
 
     # ---------------- retrieve ----------------
     def _retrieve(self, question, topic_entity_id, topic_entity_value) -> RetrievalResult:
@@ -162,71 +180,135 @@ class HubLinkRetriever(Retriever):
         llm = self.resources.llm
         q = process_question(question, self.resources.embedder, llm=llm, vocab=self.vocab,
                              extract_components=self.extract_components)
+        fallbacks = list(q.fallbacks)
         if topic_entity_id and self.use_topic:
             if graph.entity(topic_entity_id) is None:
-                return RetrievalResult(reason=f"unknown topic entity {topic_entity_id!r}")
-            levels = find_hub_roots(graph, self.detector, [topic_entity_id], max_levels=self.max_level)
-            for roots in levels:
-                hubs = self._hubs_at_level(q, roots)
-                result = self._answer(q, hubs, common=f"Reached from {topic_entity_value or topic_entity_id}")
-                if result.contexts:
-                    return result
-            return RetrievalResult(reason="no hub with relevant paths within max_retrieval_level")
+                return RetrievalResult(reason=f"unknown topic entity {topic_entity_id!r}", fallbacks=fallbacks)
+            return self._traverse(q, topic_entity_id, fallbacks)
         hubs = self._direct(q)
         if not hubs:
-            return RetrievalResult(reason="no matching hub in the index")
-        return self._answer(q, hubs, common="")
+            return RetrievalResult(reason="no matching hub in the index", fallbacks=fallbacks)
+        return self._answer(q, hubs, {}, fallbacks)
 
-    def _answer(self, q: ProcessedQuestion, hubs: list[Hub], *, common: str) -> RetrievalResult:
+    def _traverse(self, q: ProcessedQuestion, topic: str, fallbacks: list[str]) -> RetrievalResult:
+        """GRAPHTRAVERSALRETRIEVALSTRATEGY (Alg. 14): two walkers (left, right) from the topic entity; per level
+        FINDHUBROOTS, the hubs' paths, PRUNEHUBS, partial answers; the first level with a partial answer wins."""
+        finder = HubRootFinder(self.resources.graph, self.detector)
+        entities = [EntityWithDirection(topic, True), EntityWithDirection(topic, False)]
+        last: RetrievalResult | None = None
+        for _level in range(self.max_level):
+            if not entities:
+                break
+            roots, entities = finder.find(entities, uniform_hop_count=self.uniform_hop_count)
+            if not roots:
+                continue
+            hubs = self._hubs_at_level(q, [r.uid for r in roots])
+            if not hubs:
+                continue
+            paths_to_topic = {r.uid: r.path for r in roots}
+            result = self._answer(q, hubs, paths_to_topic, fallbacks)
+            if result.answer:  # partial answers found (Alg. 14 lines 17-18)
+                return result
+            last = result
+        reason = "no hub with relevant paths within max_retrieval_level"
+        return RetrievalResult(reason=reason if last is None else last.reason, fallbacks=fallbacks)
+
+    def _hub_context(self, q: ProcessedQuestion, h: Hub, records: dict[str, dict[str, Any]]) -> HubContext | None:
+        ranked = [p for p in h.ranked() if p.path_hash in records]
+        if not ranked:
+            return None
+        title, doi = paper_meta(self.resources.graph, h.root)
+        paths = [PathEvidence(records[p.path_hash]["path_text"], list(records[p.path_hash]["triples"]), p.score)
+                 for p in ranked]
+        linked = self.linker.link(q.question, h.root, title, doi)
+        return HubContext(h.root, title, doi, h.score, paths, "", linked)
+
+    def _topic_texts(self, contexts: list[HubContext], paths_to_topic: dict[str, tuple],
+                     fallbacks: list[str]) -> None:
+        """Alg. 17 lines 4-7: PATHTOTEXT of each hub root's PathToEntity (LLM calls in parallel, cached)."""
+        todo = [c for c in contexts if paths_to_topic.get(c.root)]
+        if not todo:
+            return
+        with ThreadPoolExecutor(max_workers=self.max_workers) as pool:
+            done = list(pool.map(lambda c: self.hub_index.path_text(paths_to_topic[c.root]), todo))
+        for c, (text, failed) in zip(todo, done, strict=True):
+            c.path_to_topic = text
+            if failed:
+                fallbacks.append(f"path_to_text: {failed}")
+        self.hub_index.save_text_cache()
+
+    def _answer(self, q: ProcessedQuestion, hubs: list[Hub], paths_to_topic: dict[str, tuple],
+                fallbacks: list[str]) -> RetrievalResult:
         if not hubs:
-            return RetrievalResult(reason="no hubs")
-        t0 = time.perf_counter()
+            return RetrievalResult(reason="no hubs", fallbacks=fallbacks)
         records = self.hub_index.path_records()
-        graph = self.resources.graph
+        llm = self.resources.llm
         contexts: list[HubContext] = []
         for h in hubs:
-            ranked = h.ranked()
-            recs = [records[p.path_hash] for p in ranked if p.path_hash in records]
-            if not recs:
-                continue
-            title, doi = paper_meta(graph, h.root)
-            triples: list[str] = []
-            for r in recs:
-                triples.extend(t for t in r["triples"] if t not in triples)
-            linked = self.linker.link(q.question, h.root, title, doi)
-            contexts.append(HubContext(h.root, title, doi, h.score, [r["path_text"] for r in recs] + linked, triples))
-        partials = partial_answers(q.question, contexts, self.resources.llm, common, max_workers=self.max_workers)
+            ctx = self._hub_context(q, h, records)
+            if ctx is not None:
+                contexts.append(ctx)
+        self._topic_texts(contexts, paths_to_topic, fallbacks)
+        partials, failed = partial_answers(q.question, contexts, llm, max_workers=self.max_workers)
+        fallbacks.extend(failed)
         if not partials:
-            return RetrievalResult(reason="no hub produced a partial answer")
-        answer = final_answer(q.question, partials, self.resources.llm)
-        ordered: list[str] = []
-        seen: set[str] = set()
-        for p in partials:
-            for t in p.hub.triples:
-                if t not in seen:
-                    seen.add(t)
-                    ordered.append(t)
+            return RetrievalResult(reason="no hub produced a partial answer", fallbacks=fallbacks)
+        answer, failed = final_answer(q.question, partials, llm)
+        fallbacks.extend(failed)
+        scored = self._output_triples(q, answer, partials, fallbacks)
+        if self.max_output:
+            scored = scored[: int(self.max_output)]
+        parsed = self._parsed([t for t, _ in scored])
+        ctx = [Context(text=t, triple=parsed.get(t), score=s, metadata={"hub": self._hub_of(t, partials)})
+               for t, s in scored]
+        sources = [{"id": p.hub.root, "title": p.hub.title, "doi": p.hub.doi or ""} for p in partials]
+        reason = None if ctx else "the output-triple filter kept no triple (Listing A.4 returned an empty list)"
+        return RetrievalResult(ctx, answer=answer, sources=sources, fallbacks=fallbacks, reason=reason)
+
+    @staticmethod
+    def _parsed(triples: list[str]) -> dict[str, Triple]:
         parsed: dict[str, Triple] = {}
-        for t in ordered:
+        for t in triples:
             try:
                 pt = parse_triple_string(t)
             except TripleParseError:
                 continue
             parsed[t] = Triple(Knowledge(pt.subject_id, pt.subject_label), pt.predicate,
                                Knowledge(pt.object_id, pt.object_label))
-        if self.filter_output:
-            scored = filter_triples(q.question, answer, ordered, parsed, q.vectors, self.resources.embedder,
-                                    self.resources.llm, llm_filter=True, min_similarity=self.filter_min_similarity,
-                                    min_keep=self.filter_min_keep)
-        else:
-            scored = [(t, None) for t in ordered]
-        if self.max_output:
-            scored = scored[: int(self.max_output)]
-        ctx = [Context(text=t, triple=parsed.get(t), score=s, metadata={"hub": self._hub_of(t, partials)})
-               for t, s in scored]
-        sources = [{"id": p.hub.root, "title": p.hub.title, "doi": p.hub.doi or ""} for p in partials]
-        _ = t0
-        return RetrievalResult(ctx, answer=answer, sources=sources)
+        return parsed
+
+    def _output_triples(self, q: ProcessedQuestion, answer: str, partials: list[Partial],
+                        fallbacks: list[str]) -> list[tuple[str, float | None]]:
+        """PREPAREOUTPUTTRIPLES (Alg. 20).
+
+        With an LLM: the thesis's order (kept paths of the contributing hubs by score, their triples in path
+        order, each once), filtered by Listing A.4 when ``filter_output_context``; a failed filter call falls
+        back to the LLM-free filter. LLM-free: the contributing hubs' triples (hub by hub, best path first),
+        re-ranked by similarity and thresholded when ``filter_output_context`` (unchanged from before)."""
+        llm = self.resources.llm
+
+        def similarity(triples: list[str]) -> list[tuple[str, float | None]]:
+            return list(similarity_filter(triples, self._parsed(triples), q.vectors, self.resources.embedder,
+                                          min_similarity=self.filter_min_similarity,
+                                          min_keep=self.filter_min_keep))
+
+        if llm_free(llm):
+            ordered: list[str] = []
+            seen: set[str] = set()
+            for p in partials:
+                for t in p.hub.triples:
+                    if t not in seen:
+                        seen.add(t)
+                        ordered.append(t)
+            return similarity(ordered) if self.filter_output else [(t, None) for t in ordered]
+        thesis = thesis_triple_order(partials)
+        if not self.filter_output:
+            return list(thesis)
+        kept, failed = llm_filter(q.question, answer, thesis, llm)
+        if kept is not None:
+            return list(kept)
+        fallbacks.append(f"triple_filter: {failed}")
+        return similarity([t for t, _ in thesis])
 
     @staticmethod
     def _hub_of(triple: str, partials) -> str:

@@ -70,15 +70,40 @@ class HubSearch:
             hubs.setdefault(hit.hub_root, Hub(hit.hub_root)).add(hit)
         return hubs
 
+    def paths_for_hub(self, vectors, root: str) -> list[PathHit]:
+        """GETHUBPATHSFORHUB (Alg. 9) for one hub: query ``2·TopPathsToKeep`` hits per query vector restricted to
+        the hub and outside the path hashes already taken; keep each path's hit with the highest initial score
+        (§4.6.2: "only the version of each path with the highest initial similarity score remains"),
+        diversity-rank those paths and take them until ``TopPathsToKeep``; repeat while short and the store still
+        answers. Every hub with at least ``TopPathsToKeep`` indexed paths thus gets that many."""
+        taken: dict[str, PathHit] = {}
+        hub_filter = f"hub_root == {json.dumps(root)}"
+        while len(taken) < self.top_paths:
+            flt = hub_filter + (f" and path_hash not in {_ids(list(taken))}" if taken else "")
+            hits = self._search(vectors, 2 * self.top_paths, flt)
+            if not hits:
+                break
+            batch = Hub(root)
+            for h in hits:
+                if h.path_hash not in taken:
+                    batch.add(h)
+            if not batch.paths:  # the store ignored the exclusion: nothing new will come
+                break
+            for h in self.diversity_rank(batch):
+                if len(taken) >= self.top_paths:
+                    break
+                taken[h.path_hash] = h
+        return list(taken.values())
+
     def paths_for_hubs(self, vectors, roots: list[str], hubs: dict[str, Hub]) -> None:
-        """GETHUBPATHSFORHUB for many hubs at once: one filtered search, results merged into ``hubs``."""
-        if not roots:
-            return
-        for i in range(0, len(roots), 500):
-            chunk = roots[i : i + 500]
-            limit = 2 * self.top_paths * len(chunk)
-            for hit in self._search(vectors, limit, f"hub_root in {_ids(chunk)}"):
-                hubs.setdefault(hit.hub_root, Hub(hit.hub_root)).add(hit)
+        """GETHUBPATHSFORHUB for each of ``roots``: the hub's paths are *replaced* by its own top paths (Alg. 13
+        line 11, Alg. 15 line 7). Hubs the store has no path for are left out of ``hubs``."""
+        for root in roots:
+            got = self.paths_for_hub(vectors, root)
+            if got:
+                hubs[root] = Hub(root, {h.path_hash: h for h in got})
+            else:
+                hubs.pop(root, None)
 
     def diversity_rank(self, hub: Hub) -> list[PathHit]:
         """APPLYSUBJECTDIVERSITYRANKER: penalise repeated subjects among triple-level hits, then re-sort."""

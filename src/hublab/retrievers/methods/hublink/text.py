@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from hublab.graph.model import Triple
+from hublab.llm.base import LLM, LLMResponse
 
 
 def triple_text(t: Triple) -> str:
@@ -16,3 +19,17 @@ def path_to_text(triples: tuple[Triple, ...] | list[Triple]) -> str:
         return ""
     parts = [f"{t.predicate} {t.object.text}" for t in triples]
     return f"{triples[0].subject.text}: " + "; ".join(parts)
+
+
+def readable(t: Triple) -> str:
+    """``(subject, predicate, object)`` with labels: how triples are shown to the LLM."""
+    return f"({t.subject.text}, {t.predicate}, {t.object.text})"
+
+
+def ask(llm: LLM, prompt: str, **kw: Any) -> LLMResponse:
+    """``llm.complete`` that never raises: an exception from the backend becomes ``LLMResponse.error``, so the
+    step falls back to its LLM-free form and is reported like any other failed call."""
+    try:
+        return llm.complete(prompt, **kw)
+    except Exception as exc:  # noqa: BLE001 - any backend failure degrades the step, never the retrieval
+        return LLMResponse("", error=f"{type(exc).__name__}: {exc}")
