@@ -1,4 +1,4 @@
-"""``hublab`` command line. Each module in :mod:`hublab.commands` attaches its commands to the typer
+"""``hublab`` command line. Each module in :mod:`hublab.cli` attaches its commands to the typer
 apps in :mod:`hublab.cli.app`; modules import heavy libraries lazily so ``hublab --help`` stays fast."""
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from hublab.env import apply_offline_defaults
 
 apply_offline_defaults()
 
-import hublab.commands as _commands  # noqa: E402
 from hublab.cli.app import app  # noqa: E402
 from hublab.errors import HubLabError  # noqa: E402
 
-for _mod in sorted(m.name for m in pkgutil.iter_modules(_commands.__path__)):
-    importlib.import_module(f"hublab.commands.{_mod}")
+for _mod in sorted(m.name for m in pkgutil.iter_modules(__path__)):
+    if _mod not in ("app", "__main__"):
+        importlib.import_module(f"hublab.cli.{_mod}")
 
 
 def main() -> None:
