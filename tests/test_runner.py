@@ -35,8 +35,8 @@ def test_fixed_contexts_give_known_metrics_and_a_complete_mlflow_run(project: Pa
     from mlflow.tracking import MlflowClient
 
     from hublab.datasets.model import read_jsonl
-    from hublab.tracking.mlflow_log import tracking_uri
     from hublab.experiment.runner import run_experiment
+    from hublab.tracking.mlflow_log import tracking_uri
 
     pairs = read_jsonl(project / "data/kgqa/gv3_orkg.jsonl")
     g0, g1, g2 = (list(p.golden_triples) for p in pairs[:3])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -143,8 +144,9 @@ def datasets_cmd(
         else:
             new, entry = orkg_dataset(pairs, graph(gname))
             entry = {"dataset": name, "graph": gname, **entry}
-        entry["csv"] = str(kgqa_dir / csv_name)
-        entry["output"] = str(s.dataset_file(name))
+        # paths relative to the repo root: the report is a DVC output and must not depend on the checkout
+        entry["csv"] = os.path.relpath(kgqa_dir / csv_name, s.root)
+        entry["output"] = os.path.relpath(s.dataset_file(name), s.root)
         write_jsonl(new, s.dataset_file(name))
         report["datasets"][name] = entry
 
@@ -155,6 +157,9 @@ def datasets_cmd(
     tmp = rp.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     tmp.replace(rp)
+    from hublab.graph.snapshot import write_provenance
+
+    write_provenance(s.root, "datasets", {"kgqa_dir": str(kgqa_dir.resolve()), "out_dir": str(out_dir.resolve())})
 
     table = Table(title=f"golden-triple mapping (min {min_rate:.0%})")
     columns = ("dataset", "graph", "questions", "golden", "placeholders", "mapped", "rate", "normalized", "topic fix")

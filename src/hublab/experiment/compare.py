@@ -64,7 +64,7 @@ def compare_methods(pipelines: list[Path], graph: str, dataset: str, *, settings
                            run_name=f"{cfg.name}·{graph}", track_carbon=track_carbon)
         row: dict[str, Any] = {"method": cfg.retriever_type, "pipeline": path.name,
                                "llm": cfg.llm.get("backend", "none"), "n_questions": s.n_questions,
-                               "mlflow_run": s.run_id}
+                               "scope": s.scope, "mlflow_run": s.run_id}
         for key, label in COLUMNS:
             row[label] = s.metrics.get(key)
         row["s/question"] = s.metrics.get("runtime")
@@ -95,7 +95,13 @@ def markdown(res: CompareResult, graph: str, dataset: str) -> str:
             return f"{v:.2e}" if 0 < abs(v) < 1e-3 else f"{v:.3f}"
         return str(v)
 
-    lines = [f"Methods on `{graph}` / `{dataset}` (HubLab runs are LLM-free or embedded; thesis numbers used OpenAI "
+    partial = sorted({r.get("scope", "full") for r in res.rows} - {"full"})
+    head = []
+    if partial:
+        head = [f"**PARTIAL RUN — scope: {', '.join(partial)}.** These numbers come from a subset of the benchmark "
+                "and are not comparable with full-benchmark or thesis numbers.", ""]
+    lines = [*head, f"Methods on `{graph}` / `{dataset}` (HubLab runs are LLM-free or embedded; thesis numbers used "
+             "OpenAI "
              "models and are shown where the thesis reports the method on this graph variant).", "",
              "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for r in sorted(res.rows, key=lambda r: -(r.get("Recall") or 0)):
@@ -104,9 +110,23 @@ def markdown(res: CompareResult, graph: str, dataset: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def is_full(res: CompareResult) -> bool:
+    return all(r.get("scope", "full") == "full" for r in res.rows)
+
+
+def report_stem(res: CompareResult) -> str:
+    """``compare`` for full runs; ``compare.partial-<n>q`` otherwise, so a short run never overwrites the
+    git-tracked full-benchmark table."""
+    if is_full(res):
+        return "compare"
+    n = max((int(r.get("n_questions") or 0) for r in res.rows), default=0)
+    return f"compare.partial-{n}q"
+
+
 def write_report(res: CompareResult, out_dir: Path, graph: str, dataset: str) -> tuple[Path, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
-    csv_path, md_path = out_dir / "compare.csv", out_dir / "compare.md"
+    stem = report_stem(res)
+    csv_path, md_path = out_dir / f"{stem}.csv", out_dir / f"{stem}.md"
     write_csv(res.rows, csv_path)
     md_path.write_text(markdown(res, graph, dataset))
     return csv_path, md_path

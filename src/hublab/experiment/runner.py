@@ -409,6 +409,8 @@ def _run_question(pipeline, carbon, i: int, p: QAPair, k: int, *, question_timeo
         out = None
         error = f"{type(exc).__name__}: {exc}"
     elapsed = time.perf_counter() - t0
+    if out is not None and getattr(out, "error", None):
+        error = out.error  # the pipeline caught a retriever exception: still an error, not an empty answer
     em = carbon.stop(name) if carbon is not None else None
     usage_p = usage_c = cached = errors = retries = 0
     cost = 0.0

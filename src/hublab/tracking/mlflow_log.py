@@ -31,9 +31,13 @@ def project_tracking_uri(root: Path) -> str:
     return f"sqlite:///{(root / 'mlruns' / 'mlflow.db').resolve()}"
 
 
+_OURS: set[str] = set()  # project URIs we set: mlflow.set_tracking_uri exports them as $MLFLOW_TRACKING_URI
+
+
 def tracking_uri(root: Path) -> str:
-    """``$MLFLOW_TRACKING_URI`` when set, else the project's sqlite store under ``mlruns/``."""
-    return os.environ.get("MLFLOW_TRACKING_URI") or project_tracking_uri(root)
+    """``$MLFLOW_TRACKING_URI`` when the user set it, else the project's sqlite store under ``mlruns/``."""
+    env = os.environ.get("MLFLOW_TRACKING_URI")
+    return env if env and env not in _OURS else project_tracking_uri(root)
 
 
 def artifact_root(root: Path) -> str:
@@ -79,6 +83,7 @@ def setup(root: Path, experiment: str) -> str:
     own_store = uri == project_tracking_uri(root)
     if own_store:
         (root / "mlruns").mkdir(parents=True, exist_ok=True)
+        _OURS.add(uri)
     mlflow.set_tracking_uri(uri)
     exp = mlflow.get_experiment_by_name(experiment)  # creates the schema on first use
     if own_store:
