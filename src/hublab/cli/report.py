@@ -20,6 +20,8 @@ def compare_cmd(
     limit: int | None = typer.Option(None, "--limit"),
     out: Path | None = typer.Option(None, "--out", help="Default reports/compare_<graph>."),
     carbon: bool = typer.Option(True, "--carbon/--no-carbon"),
+    max_output_triples: int | None = typer.Option(None, "--max-output-triples", min=1,
+                                                  help="Evaluate every method at this output bound (like-for-like)."),
     llm_base_url: str | None = LLM_BASE_URL,
     llm_model: str | None = LLM_MODEL,
     as_json: bool = AS_JSON,
@@ -35,7 +37,8 @@ def compare_cmd(
     chosen = list(pipelines) if pipelines else default_pipelines(st.root)
     experiment = f"compare-{graph}"
     res = compare_methods(chosen, graph, dataset, settings=st, limit=limit, experiment=experiment,
-                          include_llm=bool(pipelines), track_carbon=carbon)
+                          include_llm=bool(pipelines), track_carbon=carbon,
+                          max_output_triples=max_output_triples)
     out_dir = out or (st.root / "reports" / f"compare_{graph}")
     csv_path, md_path = write_report(res, out_dir, graph, dataset)
     log_comparison(st.root, experiment, graph, dataset, chosen, limit, [csv_path, md_path])

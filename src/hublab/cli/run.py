@@ -39,13 +39,15 @@ def run_cmd(
                        progress=not as_json)
     if as_json:
         typer.echo(json.dumps({"pipeline": cfg.name, "graph": graph, "dataset": dataset, "run_id": s.run_id,
-                               "n_questions": s.n_questions, "metrics": s.metrics,
+                               "n_questions": s.n_questions, "scope": s.scope, "metrics": s.metrics,
                                "skipped_metrics": s.skipped_metrics}, indent=1, sort_keys=True, default=str))
     con = Console(stderr=as_json, quiet=as_json)
-    t = Table(title=f"{cfg.name} on {dataset} ({s.n_questions} questions) — MLflow run {s.run_id}")
+    t = Table(title=f"{cfg.name} on {dataset} ({s.scope if not s.full else f'{s.n_questions} questions'}) — "
+                    f"MLflow run {s.run_id}")
     t.add_column("metric")
     t.add_column("value", justify="right")
-    for m in (*KEY_METRICS, "runtime", "llm_tokens", "emissions", "n_errors", "n_empty_results"):
+    for m in (*KEY_METRICS, "runtime", "llm_tokens", "emissions", "n_errors", "n_empty_results", "n_llm_errors",
+              "n_llm_retries", "n_llm_fallbacks", "llm_cost", "n_degraded", "failure_share"):
         if m in s.metrics:
             t.add_row(m, f"{s.metrics[m]:.4f}")
     con.print(t)
@@ -55,14 +57,14 @@ def run_cmd(
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(json.dumps(s.metrics, indent=1, sort_keys=True))
     if report_dir:
-        from hublab.experiment.runner import slice_metrics
-        from hublab.tracking.artifacts import write_csv
+        from hublab.experiment.dvc_report import write_eval_report
 
-        report_dir.mkdir(parents=True, exist_ok=True)
-        (report_dir / "metrics.json").write_text(json.dumps(s.metrics, indent=1, sort_keys=True))
-        for field, groups in slice_metrics(s.per_question).items():
-            rows = [{"value": v, **{m: g.get(m) for m in KEY_METRICS}} for v, g in groups.items()]
-            write_csv(rows, report_dir / f"by_{field}.csv")
+        written = write_eval_report(s, report_dir)
+        if written != report_dir:
+            con.print(f"[yellow]partial run ({s.scope}):[/yellow] report written to {written}, not {report_dir}")
+    if s.failed:
+        con.print(f"[red]run FAILED[/red]: {s.failure_reason}")
+        raise typer.Exit(s.exit_code)
 
 
 @app.command("index")

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -98,8 +99,9 @@ def build_datasets(s: Settings, only: list[str] | None = None) -> tuple[dict[str
         else:
             new, entry = orkg_dataset(pairs, graph(gname))
             entry = {"dataset": name, "graph": gname, **entry}
-        entry["csv"] = str(kgqa_dir / csv_name)
-        entry["output"] = str(s.dataset_file(name))
+        # paths relative to the repo root: the report is a DVC output and must not depend on the checkout
+        entry["csv"] = os.path.relpath(kgqa_dir / csv_name, s.root)
+        entry["output"] = os.path.relpath(s.dataset_file(name), s.root)
         write_jsonl(new, s.dataset_file(name))
         report["datasets"][name] = entry
 
@@ -110,4 +112,7 @@ def build_datasets(s: Settings, only: list[str] | None = None) -> tuple[dict[str
     tmp = rp.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     tmp.replace(rp)
+    from hublab.graph.snapshot import write_provenance
+
+    write_provenance(s.root, "datasets", {"kgqa_dir": str(kgqa_dir.resolve()), "out_dir": str(out_dir.resolve())})
     return report, rp

@@ -13,8 +13,10 @@ from hublab.pipeline.config import PipelineConfig, load_pipeline
 from hublab.tracking.artifacts import THESIS_NAMES, write_csv
 from hublab.tracking.carbon import sustainability
 
-COLUMNS = [("recall_triples", "Recall"), ("precision_triples", "Precision"), ("f1_triples", "F1"),
-           ("hit@10_triples", "Hits@10"), ("map@10_triples", "MAP@10"), ("mrr@10_triples", "MRR@10")]
+# @10 rank metrics first; full-list metrics only next to the output size they were measured at.
+COLUMNS = [("recall@10_triples", "Recall@10"), ("hit@10_triples", "Hits@10"), ("map@10_triples", "MAP@10"),
+           ("mrr@10_triples", "MRR@10"), ("triples_per_question", "triples/q"), ("recall_triples", "Recall"),
+           ("precision_triples", "Precision"), ("f1_triples", "F1")]
 VARIANT = {"gv1": "GV1", "gv2": "GV2", "gv3": "GV3", "gv4": "GV4", "gv3_orkg": "GV3"}
 
 
@@ -49,7 +51,10 @@ class CompareResult:
 
 
 def compare_methods(pipelines: list[Path], graph: str, dataset: str, *, settings: Settings, limit: int | None,
-                    experiment: str, include_llm: bool = False, track_carbon: bool = True) -> CompareResult:
+                    experiment: str, include_llm: bool = False, track_carbon: bool = True,
+                    max_output_triples: int | None = None) -> CompareResult:
+    """Run each pipeline (resumable) and tabulate it. ``max_output_triples`` evaluates every method at the same
+    output bound (each retriever honours it), so full-list metrics become comparable."""
     from hublab.experiment.runner import run_experiment
 
     thesis = thesis_rows(settings, graph)
@@ -57,14 +62,16 @@ def compare_methods(pipelines: list[Path], graph: str, dataset: str, *, settings
     skipped: list[tuple[str, str]] = []
     for path in pipelines:
         cfg: PipelineConfig = load_pipeline(path)
+        if max_output_triples is not None:
+            cfg.retriever_params["max_output_triples"] = int(max_output_triples)
         if cfg.llm.get("backend", "none") == "openai" and not include_llm:
             skipped.append((path.name, "needs an external OpenAI-compatible LLM (list it explicitly to run it)"))
             continue
         s = run_experiment(cfg, graph, dataset, limit=limit, experiment=experiment, settings=settings,
                            run_name=f"{cfg.name}·{graph}", track_carbon=track_carbon)
-        row: dict[str, Any] = {"method": cfg.retriever_type, "pipeline": path.name,
+        row: dict[str, Any] = {"method": cfg.retriever_type, "pipeline": path.name, "bound": max_output_triples,
                                "llm": cfg.llm.get("backend", "none"), "n_questions": s.n_questions,
-                               "mlflow_run": s.run_id}
+                               "scope": s.scope, "mlflow_run": s.run_id}
         for key, label in COLUMNS:
             row[label] = s.metrics.get(key)
         row["s/question"] = s.metrics.get("runtime")
@@ -95,18 +102,42 @@ def markdown(res: CompareResult, graph: str, dataset: str) -> str:
             return f"{v:.2e}" if 0 < abs(v) < 1e-3 else f"{v:.3f}"
         return str(v)
 
-    lines = [f"Methods on `{graph}` / `{dataset}` (HubLab runs are LLM-free or embedded; thesis numbers used OpenAI "
+    partial = sorted({r.get("scope", "full") for r in res.rows} - {"full"})
+    head = []
+    if partial:
+        head = [f"**PARTIAL RUN — scope: {', '.join(partial)}.** These numbers come from a subset of the benchmark "
+                "and are not comparable with full-benchmark or thesis numbers.", ""]
+    lines = [*head, f"Methods on `{graph}` / `{dataset}` (HubLab runs are LLM-free or embedded; thesis numbers used "
+             "OpenAI "
              "models and are shown where the thesis reports the method on this graph variant).", "",
              "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for r in sorted(res.rows, key=lambda r: -(r.get("Recall") or 0)):
+    bounds = sorted({r.get("bound") for r in res.rows if r.get("bound")})
+    if bounds:
+        lines.insert(len(head) + 1, f"All methods evaluated at the same output bound: at most {bounds[0]} triples per "
+                     "question.")
+    for r in sorted(res.rows, key=lambda r: -(r.get("Hits@10") or 0)):
         lines.append("| " + " | ".join(fmt(r.get(c)) for c in cols) + " |")
     lines.extend(f"- not run: {name} — {why}" for name, why in res.skipped)
     return "\n".join(lines) + "\n"
 
 
+def is_full(res: CompareResult) -> bool:
+    return all(r.get("scope", "full") == "full" for r in res.rows)
+
+
+def report_stem(res: CompareResult) -> str:
+    """``compare`` for full runs; ``compare.partial-<n>q`` otherwise, so a short run never overwrites the
+    git-tracked full-benchmark table."""
+    if is_full(res):
+        return "compare"
+    n = max((int(r.get("n_questions") or 0) for r in res.rows), default=0)
+    return f"compare.partial-{n}q"
+
+
 def write_report(res: CompareResult, out_dir: Path, graph: str, dataset: str) -> tuple[Path, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
-    csv_path, md_path = out_dir / "compare.csv", out_dir / "compare.md"
+    stem = report_stem(res)
+    csv_path, md_path = out_dir / f"{stem}.csv", out_dir / f"{stem}.md"
     write_csv(res.rows, csv_path)
     md_path.write_text(markdown(res, graph, dataset))
     return csv_path, md_path

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hublab.experiment.runner import KEY_METRICS, slice_metrics
+from hublab.experiment.runner import KEY_METRICS, RunSummary, slice_metrics
 from hublab.tracking.artifacts import write_csv
 
 #: What ``dvc metrics show`` lists: the @k rank metrics first, then full-list metrics next to the output size
@@ -32,3 +32,16 @@ def write_dvc_report(metrics: dict[str, float], per_question: list[dict[str, Any
     for field, groups in slice_metrics(per_question).items():
         rows = [{"value": v, **{m: g.get(m) for m in KEY_METRICS}} for v, g in groups.items()]
         write_csv(rows, report_dir / f"by_{field}.csv")
+
+
+def write_eval_report(summary: RunSummary, report_dir: Path) -> Path:
+    """The DVC files of a run. A partial run never writes into the full run's report directory: it goes to
+    ``<report_dir>.partial-<n>of<total>`` (git-ignored) and ``scope.json`` says what it covers."""
+    if not summary.full:
+        ident = summary.identity
+        report_dir = report_dir.with_name(f"{report_dir.name}.partial-{ident.get('n_questions')}of"
+                                          f"{ident.get('n_total')}")
+    write_dvc_report(summary.metrics, summary.per_question, report_dir)
+    (report_dir / "scope.json").write_text(json.dumps({"scope": summary.scope, "run_identity":
+                                                       summary.identity.get("run_identity")}, indent=1) + "\n")
+    return report_dir

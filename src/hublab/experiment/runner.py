@@ -1,13 +1,17 @@
 """The experiment runner: a pipeline over a dataset → per-question predictions → thesis metrics → one
 MLflow run. Per-question results are checkpointed as they finish, so a killed run resumes where it
 stopped (same MLflow run) without recomputing finished questions.
+
+Reliability rules (docs/reliability.md): a run is identified by everything that changes its results
+(``identity.py``); partial runs say so everywhere; the run lock is taken and the pipeline built before MLflow
+or the checkpoint are touched; degradation (LLM errors, retries, fall-backs, over-budget questions) is counted
+per question and per run, and a run whose failure share exceeds ``evaluation.max_failure_share`` ends FAILED
+(checkpoint kept for resume) with ``RunSummary.exit_code`` 1.
 """
 
 from __future__ import annotations
 
-import json
 import math
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,14 +20,19 @@ from typing import Any
 
 from hublab.config import Settings
 from hublab.config import settings as load_settings
-from hublab.datasets.model import QAPair, read_jsonl
+from hublab.datasets.model import QAPair
 from hublab.errors import InputError
+from hublab.experiment.checkpoint import Checkpoint, RunLock, RunLocked  # noqa: F401 (re-exported)
+from hublab.experiment.identity import RunIdentity, run_identity
 from hublab.pipeline.config import PipelineConfig, flatten
 
 OnQuestion = Callable[[int, int, dict[str, float]], bool]
 SLICE_FIELDS = ("retrieval_operation", "use_case", "hops", "semi_typed")
-KEY_METRICS = ("recall_triples", "precision_triples", "f1_triples", "hit@10_triples", "map@10_triples",
-               "mrr@10_triples")
+#: Headline metrics, in the order they are shown: rank metrics at k = 10 first, then the full-list metrics next
+#: to the number of triples they were measured over (a recall over 300 triples is not one over 16).
+KEY_METRICS = ("recall@10_triples", "hit@10_triples", "map@10_triples", "mrr@10_triples", "triples_per_question",
+               "recall_triples", "precision_triples", "f1_triples")
+DEFAULT_MAX_FAILURE_SHARE = 0.25
 
 
 @dataclass
@@ -37,52 +46,23 @@ class RunSummary:
     stopped: bool = False
     output_dir: str = ""
     skipped_metrics: dict[str, str] = field(default_factory=dict)
+    identity: dict[str, Any] = field(default_factory=dict)
+    scope: str = "full"
+    failed: bool = False
+    failure_reason: str = ""
+
+    @property
+    def full(self) -> bool:
+        return self.scope == "full"
+
+    @property
+    def exit_code(self) -> int:
+        """What ``hublab run`` should exit with: 1 for a FAILED run (failure share or run budget exceeded)."""
+        return 1 if self.failed else 0
 
 
 def _key(i: int, p: QAPair) -> str:
     return f"{i}:{p.uid}"
-
-
-class Checkpoint:
-    """Append-only JSONL of finished questions plus a small state file (the MLflow run id)."""
-
-    def __init__(self, directory: Path) -> None:
-        self.dir = directory
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self.path = directory / "predictions.jsonl"
-        self.state_path = directory / "state.json"
-
-    def load(self) -> dict[str, dict[str, Any]]:
-        done: dict[str, dict[str, Any]] = {}
-        if self.path.exists():
-            with self.path.open(encoding="utf-8") as fh:
-                for line in fh:
-                    try:
-                        rec = json.loads(line)
-                    except json.JSONDecodeError:
-                        continue  # a line cut by a crash: that question is simply redone
-                    done[rec["key"]] = rec
-        return done
-
-    def append(self, rec: dict[str, Any]) -> None:
-        with self.path.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-
-    def state(self) -> dict[str, Any]:
-        if self.state_path.exists():
-            return json.loads(self.state_path.read_text())
-        return {}
-
-    def save_state(self, state: dict[str, Any]) -> None:
-        tmp = self.state_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(state))
-        tmp.replace(self.state_path)
-
-    def reset(self) -> None:
-        for p in (self.path, self.state_path):
-            p.unlink(missing_ok=True)
 
 
 def _retrieval_metrics(retrieved: list[str], golden: list[str], k: int) -> dict[str, float]:
@@ -112,9 +92,23 @@ def aggregate_records(records: list[dict[str, Any]]) -> dict[str, float]:
         if vals:
             agg[col] = sum(vals) / len(vals)
     agg["n_questions"] = float(len(records))
+    agg["triples_per_question"] = (sum(len(r.get("retrieved_context") or []) for r in records) / len(records)
+                                   if records else 0.0)
     agg["n_errors"] = float(sum(1 for r in records if r.get("error")))
     agg["n_empty_results"] = float(sum(1 for r in records if not r.get("retrieved_context")))
+    for col in ("n_llm_errors", "n_llm_retries", "n_llm_fallbacks"):
+        agg[col] = float(sum(int(r.get(col) or 0) for r in records))
+    agg["llm_cost"] = float(sum(float(r.get("llm_cost") or 0.0) for r in records))
+    agg["n_timeouts"] = float(sum(1 for r in records if r.get("timed_out")))
+    agg["n_degraded"] = float(sum(1 for r in records if not r.get("error") and is_degraded(r)))
+    agg["failure_share"] = (agg["n_errors"] + agg["n_degraded"]) / len(records) if records else 0.0
     return agg
+
+
+def is_degraded(rec: dict[str, Any]) -> bool:
+    """A question answered, but not the way the config says: an LLM call failed, a step fell back to its
+    LLM-free form, or the question went over its time budget."""
+    return bool(rec.get("n_llm_errors") or rec.get("n_llm_fallbacks") or rec.get("timed_out"))
 
 
 def slice_metrics(records: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, float]]]:
@@ -179,61 +173,136 @@ def run_experiment(
     resume: bool = True,
     progress: bool = True,
     track_carbon: bool = True,
+    question_timeout_s: float | None = None,
+    run_timeout_s: float | None = None,
+    max_failure_share: float | None = None,
 ) -> RunSummary:
     st = settings or load_settings()
-    pairs = read_jsonl(st.dataset_file(dataset))
-    expected_graph = st.graph_for_dataset(dataset)
-    if expected_graph != graph:
-        raise InputError(f"dataset {dataset!r} refers to graph {expected_graph!r}, not {graph!r}: golden triple ids "
-                         "would not match", field="--graph")
+    from hublab.datasets.catalog import check_golden_ids, is_dataset_file, load_dataset
+
+    pairs = load_dataset(st, dataset)  # a built-in name, or a user's KGQA file (.csv in the thesis format, .jsonl)
+    if is_dataset_file(dataset):
+        from hublab.pipeline.resources import load_graph
+
+        dataset_file = Path(dataset)
+        check_golden_ids(pairs, load_graph(graph, st), dataset=dataset, graph_name=graph)  # by content
+    else:
+        dataset_file = st.dataset_file(dataset)
+        expected_graph = st.graph_for_dataset(dataset)
+        if expected_graph != graph:
+            raise InputError(f"dataset {dataset!r} refers to graph {expected_graph!r}, not {graph!r}: golden triple "
+                             "ids would not match", field="--graph")
+    n_total = len(pairs)
     if limit is not None:
         if limit <= 0:
             raise InputError("--limit must be positive", field="--limit")
         pairs = pairs[:limit]
     k = int(cfg.evaluation.get("k", 10))
+    budgets = _budgets(cfg, question_timeout_s, run_timeout_s, max_failure_share)
     chash = cfg.config_hash(graph, dataset)
-    ckpt = Checkpoint(st.root / "outputs" / "runs" / chash)
-    if not resume:
-        ckpt.reset()
-    done = ckpt.load()
-    state = ckpt.state()
+    exp_name = experiment or str(st.section("tracking").get("experiment", "hublab"))
+    ident: RunIdentity = run_identity(chash, st.graph_file(graph), dataset_file, graph=graph, dataset=dataset,
+                                      limit=limit, n_questions=len(pairs), n_total=n_total, experiment=exp_name)
+    run_dir = st.root / "outputs" / "runs" / ident.run_id
+    ckpt = Checkpoint(run_dir)
+    # 1. the lock, before anything shared is touched: a second process on this run changes nothing
+    lock = RunLock(run_dir).acquire()
+    try:
+        return _run_locked(cfg, graph, dataset, pairs, k, budgets, ident, ckpt, st, exp_name, chash,
+                           parent_run_id=parent_run_id, nested=nested, run_name=run_name, log_artifacts=log_artifacts,
+                           on_question=on_question, resume=resume, progress=progress, track_carbon=track_carbon)
+    finally:
+        lock.release()
 
+
+def _budgets(cfg: PipelineConfig, question_timeout_s: float | None, run_timeout_s: float | None,
+             max_failure_share: float | None) -> dict[str, float | None]:
+    ev = cfg.evaluation
+
+    def pick(arg: float | None, key: str, default: float | None) -> float | None:
+        v = arg if arg is not None else ev.get(key, default)
+        if v is None:
+            return None
+        if isinstance(v, bool) or not isinstance(v, int | float) or v < 0:
+            raise InputError(f"expected a non-negative number, got {v!r}", field=f"evaluation.{key}")
+        return float(v)
+
+    return {"question_timeout_s": pick(question_timeout_s, "question_timeout_s", None),
+            "run_timeout_s": pick(run_timeout_s, "run_timeout_s", None),
+            "max_failure_share": pick(max_failure_share, "max_failure_share", DEFAULT_MAX_FAILURE_SHARE)}
+
+
+def _mark_killed_if_stale(run_id: str) -> bool:
+    """A run left RUNNING by a killed process (we hold its lock, so nobody is running it): mark it KILLED."""
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient()
+    run = client.get_run(run_id)
+    if run.info.status == "RUNNING":
+        client.set_terminated(run_id, status="KILLED")
+        client.set_tag(run_id, "hublab.killed_detected", "left RUNNING by a killed process; marked KILLED, resumed")
+        return True
+    return False
+
+
+def _run_locked(cfg: PipelineConfig, graph: str, dataset: str, pairs: list[QAPair], k: int,
+                budgets: dict[str, float | None], ident: RunIdentity, ckpt: Checkpoint, st: Settings, exp_name: str,
+                chash: str, *, parent_run_id: str | None, nested: bool, run_name: str | None, log_artifacts: bool,
+                on_question: OnQuestion | None, resume: bool, progress: bool, track_carbon: bool) -> RunSummary:
     import mlflow
 
     from hublab.tracking import mlflow_log
 
-    exp_name = experiment or str(st.section("tracking").get("experiment", "hublab"))
+    done = ckpt.load() if resume else {}
+    # questions that ended in an error are retried on resume (an error is not a result)
+    done = {key: r for key, r in done.items() if not r.get("error")}
+    pending = [(i, p) for i, p in enumerate(pairs) if _key(i, p) not in done]
+    # 2. everything that can be refused by another process (Milvus Lite file lock) or by bad inputs, before
+    #    MLflow and the checkpoint are touched
+    pipeline = None
+    if pending:
+        from hublab.pipeline.pipeline import build_pipeline
+
+        pipeline = build_pipeline(cfg, graph, st)
+    if not resume:
+        ckpt.reset()
+    state = ckpt.state()
     exp_id = mlflow_log.setup(st.root, exp_name)
     run_id = state.get("run_id") if resume else None
+    killed = False
     if run_id:
         try:
-            mlflow.get_run(run_id)
+            killed = _mark_killed_if_stale(run_id)
         except Exception:
             run_id = None
+    flat = flatten(cfg.to_dict())
+    secrets = mlflow_log.secret_values(mlflow_log.env_names_in(flat))
+    name = run_name or f"{cfg.name}·{graph}·{dataset}"
+    if not ident.full:
+        name = f"{name} [{ident.scope}]"
     t_start = time.perf_counter()
-    stopped = False
+    stopped = budget_hit = False
     records: list[dict[str, Any]] = []
-    with mlflow.start_run(run_id=run_id, experiment_id=None if run_id else exp_id,
-                          run_name=None if run_id else (run_name or f"{cfg.name}·{graph}·{dataset}"),
-                          nested=nested, parent_run_id=parent_run_id) as run:
+    run = mlflow.start_run(run_id=run_id, experiment_id=None if run_id else exp_id, run_name=None if run_id else name,
+                           nested=nested, parent_run_id=parent_run_id)
+    try:
         if not run_id:
-            ckpt.save_state({"run_id": run.info.run_id})
-            params = mlflow_log.safe_params(flatten(cfg.to_dict()))
-            params.update({"graph": graph, "dataset": dataset, "config_hash": chash})
+            ckpt.save_state({"run_id": run.info.run_id, "identity": ident.as_dict()})
+            params = mlflow_log.safe_params(flat, secrets)
+            params.update({"graph": graph, "dataset": dataset, "config_hash": chash, "limit": str(ident.limit),
+                           "run_identity": ident.run_id})
             mlflow.log_params(params)
-        mlflow.set_tags({"hublab.retriever": cfg.retriever_type, "hublab.pipeline": cfg.name,
-                         "hublab.limit": str(limit), "hublab.config_hash": chash})
-        pending = [(i, p) for i, p in enumerate(pairs) if _key(i, p) not in done]
-        pipeline = None
+        tags = {"hublab.retriever": cfg.retriever_type, "hublab.pipeline": cfg.name, **ident.tags()}
+        if killed:
+            tags["hublab.resumed_after_kill"] = "true"
+        mlflow.set_tags(mlflow_log.safe_tags(tags, secrets))
         carbon = None
         if pending:
-            from hublab.pipeline.pipeline import build_pipeline
             from hublab.tracking.carbon import CarbonTracker
 
-            pipeline = build_pipeline(cfg, graph, st)
             carbon = CarbonTracker(str(st.section("tracking").get("country_iso_code", "DEU")),
                                    enabled=track_carbon, output_dir=str(ckpt.dir))
-        finished = {k_: v for k_, v in done.items()}
+        finished = dict(done)
         session_carbon = None
         try:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -241,8 +310,13 @@ def run_experiment(
             with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                           TimeRemainingColumn(), disable=not progress) as bar:
                 task = bar.add_task(f"{cfg.name} on {dataset}", total=len(pairs), completed=len(pairs) - len(pending))
+                run_budget = budgets["run_timeout_s"]
                 for i, p in pending:
-                    rec = _run_question(pipeline, carbon, i, p, k)
+                    if run_budget is not None and time.perf_counter() - t_start > run_budget:
+                        budget_hit = True
+                        break
+                    rec = _run_question(pipeline, carbon, i, p, k, question_timeout_s=budgets["question_timeout_s"],
+                                        secrets=secrets)
                     ckpt.append(rec)
                     finished[rec["key"]] = rec
                     bar.advance(task)
@@ -255,9 +329,9 @@ def run_experiment(
             if carbon is not None:
                 session_carbon = carbon.close()
         records = [finished[_key(i, p)] for i, p in enumerate(pairs) if _key(i, p) in finished]
-        skipped = {} if stopped else _generation_metrics(cfg, records, st)
+        skipped = {} if (stopped or budget_hit) else _generation_metrics(cfg, records, st)
         if not stopped and any(r.get("generation_done") for r in records):
-            _rewrite_checkpoint(ckpt, finished)
+            ckpt.rewrite(list(finished.values()))
         metrics = aggregate_records(records)
         if session_carbon is not None and pending:
             # whole-session totals; per question = total / questions run in this session
@@ -266,64 +340,100 @@ def run_experiment(
             metrics["session_energy_total"] = session_carbon.total_energy_consumption or 0.0
             metrics["session_emissions_per_question"] = (session_carbon.emissions or 0.0) / n_run
             metrics["session_energy_per_question"] = (session_carbon.total_energy_consumption or 0.0) / n_run
+        failed, reason = _failure(metrics, budgets, budget_hit, len(records), len(pairs))
         mlflow.log_metrics(mlflow_log.finite_metrics(metrics))
         slices = slice_metrics(records)
         for f, groups in slices.items():
             for v, m in groups.items():
-                mlflow.log_metrics({mlflow_log.metric_name(f"{name}/by_{f}/{v}"): m[name]
-                                    for name in KEY_METRICS if name in m})
+                mlflow.log_metrics({mlflow_log.metric_name(f"{name_}/by_{f}/{v}"): m[name_]
+                                    for name_ in KEY_METRICS if name_ in m})
         if skipped:
-            mlflow.set_tags({f"skipped.{mlflow_log.metric_name(k_)}": why[:500] for k_, why in skipped.items()})
+            mlflow.set_tags(mlflow_log.safe_tags(
+                {f"skipped.{mlflow_log.metric_name(k_)}": why[:500] for k_, why in skipped.items()}, secrets))
         if carbon is not None:
             mlflow.set_tag("carbon.energy", "measured (RAPL)" if carbon.measured else "estimated (no RAPL)")
+        if failed:
+            mlflow.set_tags(mlflow_log.safe_tags({"hublab.failure": reason}, secrets))
         if log_artifacts and not stopped:
             from hublab.tracking.artifacts import log_run_artifacts
 
-            log_run_artifacts(cfg, records, metrics, slices, ckpt.dir, graph=graph, dataset=dataset, settings=st)
+            log_run_artifacts(cfg, records, metrics, slices, ckpt.dir, graph=graph, dataset=dataset, settings=st,
+                              config_hash=chash, identity=ident.as_dict())
         summary = RunSummary(metrics, run.info.run_id, chash, len(records), time.perf_counter() - t_start,
-                             records, stopped, str(ckpt.dir), skipped)
+                             records, stopped, str(ckpt.dir), skipped, ident.as_dict(), ident.scope, failed, reason)
+    except BaseException as exc:
+        mlflow.end_run("KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED")
+        raise
+    mlflow.end_run("FAILED" if failed else "FINISHED")
     return summary
 
 
-def _rewrite_checkpoint(ckpt: Checkpoint, finished: dict[str, dict[str, Any]]) -> None:
-    tmp = ckpt.path.with_suffix(".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for rec in finished.values():
-            fh.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
-    tmp.replace(ckpt.path)
+def _failure(metrics: dict[str, float], budgets: dict[str, float | None], budget_hit: bool, n_done: int,
+             n_wanted: int) -> tuple[bool, str]:
+    """(failed, why): the run budget ran out, or errors + degraded questions exceed the allowed share."""
+    if budget_hit:
+        return True, (f"run time budget of {budgets['run_timeout_s']:g} s exhausted after {n_done} of {n_wanted} "
+                      "questions (checkpoint kept: rerun the same command to resume)")
+    share, limit = metrics.get("failure_share", 0.0), budgets["max_failure_share"]
+    if limit is not None and share > limit:
+        return True, (f"failure share {share:.0%} > {limit:.0%}: {int(metrics['n_errors'])} errors, "
+                      f"{int(metrics['n_degraded'])} degraded of {n_done} questions (LLM errors "
+                      f"{int(metrics['n_llm_errors'])}, retries {int(metrics['n_llm_retries'])}, fall-backs "
+                      f"{int(metrics['n_llm_fallbacks'])}, over time budget {int(metrics['n_timeouts'])})")
+    return False, ""
 
 
-def _run_question(pipeline, carbon, i: int, p: QAPair, k: int) -> dict[str, Any]:
+def _run_question(pipeline, carbon, i: int, p: QAPair, k: int, *, question_timeout_s: float | None = None,
+                  secrets: list[str] | None = None) -> dict[str, Any]:
+    from hublab.tracking.mlflow_log import scrub
+
     name = _key(i, p)
     for llm in pipeline.all_llms():
         llm.reset_usage()
     if carbon is not None:
         carbon.start(name)
     error = None
+    t0 = time.perf_counter()
     try:
         out = pipeline.run(p.question, p.topic_entity_id, p.topic_entity_value)
     except Exception as exc:  # recorded per question; the run goes on
         out = None
         error = f"{type(exc).__name__}: {exc}"
+    elapsed = time.perf_counter() - t0
+    if out is not None and getattr(out, "error", None):
+        error = out.error  # the pipeline caught a retriever exception: still an error, not an empty answer
     em = carbon.stop(name) if carbon is not None else None
-    usage_p = usage_c = cached = 0
+    usage_p = usage_c = cached = errors = retries = 0
+    cost = 0.0
     for llm in pipeline.all_llms():
         u = llm.reset_usage()
         usage_p += u.prompt_tokens
         usage_c += u.completion_tokens
         cached += u.cached_calls
+        errors += getattr(u, "errors", 0)
+        retries += getattr(u, "retries", 0)
+        cost += getattr(u, "cost", 0.0)
+    fallbacks = list(getattr(out, "fallbacks", None) or []) if out else []
+    # not preemptive (a Python call cannot be interrupted safely): the question is finished, then counted as
+    # over budget; LLM backends enforce their own per-call timeouts
+    timed_out = question_timeout_s is not None and elapsed > question_timeout_s
     retrieved = out.context_strings if out else []
     metrics = _retrieval_metrics(retrieved, list(p.golden_triples), k)
+    sec = secrets or []
     rec: dict[str, Any] = {
         "key": name, "uid": p.uid, "question": p.question, "golden_answer": p.golden_answer,
         "golden_triples": list(p.golden_triples), "topic_entity_id": p.topic_entity_id,
-        "generated_answer": out.answer if out else "", "retrieved_context": retrieved,
-        "reason": (out.reason if out else None), "error": error, "notes": out.notes if out else [],
+        "generated_answer": scrub(out.answer, sec) if out else "", "retrieved_context": retrieved,
+        "reason": scrub(out.reason, sec) if out and out.reason else None,
+        "error": scrub(error, sec) if error else None, "notes": [scrub(n, sec) for n in out.notes] if out else [],
         "sources": out.sources if out else [],
         "runtime": out.runtime_s if out else None, "llm_prompt_tokens": usage_p, "llm_completion_tokens": usage_c,
-        "llm_tokens": usage_p + usage_c, "llm_cached_calls": cached, "metrics": metrics,
+        "llm_tokens": usage_p + usage_c, "llm_cached_calls": cached, "n_llm_errors": errors,
+        "n_llm_retries": retries, "n_llm_fallbacks": len(fallbacks), "fallbacks": [scrub(f, sec) for f in fallbacks],
+        "llm_cost": cost, "timed_out": timed_out, "metrics": metrics,
         "qa": {f: getattr(p, f) for f in SLICE_FIELDS},
     }
+    rec["degraded"] = is_degraded(rec)
     if em is not None:
         rec.update({k_: v for k_, v in em.__dict__.items()})
     return rec

@@ -165,10 +165,25 @@ def snapshot_from_api(
     return dedupe(selected), info
 
 
+def write_provenance(root: str | Path, stage: str, info: dict[str, Any]) -> Path:
+    """Where and when a stage ran (timestamp, absolute paths, host) — kept out of the stage's DVC outputs so
+    those are byte-identical on every machine and checkout: ``outputs/provenance/<stage>.json``."""
+    import platform
+
+    path = Path(root) / "outputs" / "provenance" / f"{stage}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rec = {"stage": stage, "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+           "root": str(Path(root).resolve()), "host": platform.node(), **info}
+    path.write_text(json.dumps(rec, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    return path
+
+
 def write_snapshot(
     triples: list[Triple], out_dir: str | Path, name: str, info: dict[str, Any]
 ) -> dict[str, Any]:
-    """Write ``<name>.ttl`` and ``<name>.manifest.json``: both go to temp files first, then are renamed."""
+    """Write ``<name>.ttl`` and ``<name>.manifest.json``: both go to temp files first, then are renamed.
+    The manifest holds only content-determined fields (no timestamp, no absolute path): the same inputs give
+    byte-identical files; the creation time goes to ``write_provenance``."""
     from hublab.graph.rdf import RdfKnowledgeGraph
 
     out_dir = Path(out_dir)
@@ -178,7 +193,6 @@ def write_snapshot(
     manifest = {
         "name": name,
         **info,
-        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "triple_count": len(kg),
         "entity_count": len(entities),
         "content_hash": content_hash(triples),
@@ -231,5 +245,10 @@ def build_snapshot(
         raise InputError(f"unknown snapshot source {source!r} (expected 'export' or 'api')", field="snapshot.source")
     if root is not None and "file" in info:
         info["file"] = os.path.relpath(Path(info["file"]).resolve(), Path(root).resolve())
+    abs_file = info.get("file")
     info = {**info, "research_field": field, "contribution_pattern": pattern}
-    return write_snapshot(triples, out_dir, name, info)
+    manifest = write_snapshot(triples, out_dir, name, info)
+    if root is not None:
+        write_provenance(root, f"snapshot-{name}", {"source_file": abs_file and str(Path(export_path).resolve()),
+                                                     "content_hash": manifest["content_hash"]})
+    return manifest

@@ -24,7 +24,10 @@ _PIPE_KEYS = {
     "post_retrieval": {"enabled", "technique", "llm", "top_k"},
     "generation": {"enabled", "llm"},
 }
-_EVAL_KEYS = {"k", "generation_metrics", "bertscore_model", "bertscore_layers", "judge_llm", "ragas_llm"}
+_EVAL_KEYS = {"k", "generation_metrics", "bertscore_model", "bertscore_layers", "judge_llm", "ragas_llm",
+              # degradation budgets (experiment/runner.py): seconds per question / per run, and the share of
+              # failed questions (errors + degraded) above which a run ends FAILED with a non-zero exit
+              "question_timeout_s", "run_timeout_s", "max_failure_share"}
 # Keys never sent to MLflow or hashed as secrets: we only ever store env var *names*.
 SECRET_HINTS = ("api_key", "apikey", "token", "password", "secret")
 _NOT_SECRET = ("_env", "_tokens")  # env var names and token *counts* (max_tokens) are fine
@@ -33,6 +36,21 @@ _NOT_SECRET = ("_env", "_tokens")  # env var names and token *counts* (max_token
 def looks_secret(key: str) -> bool:
     low = key.lower()
     return any(h in low for h in SECRET_HINTS) and not low.endswith(_NOT_SECRET)
+
+
+def find_secret_keys(data: Any, prefix: str = "") -> list[str]:
+    """Dotted paths of every key that looks like a secret, at any depth (dicts inside lists included)."""
+    found: list[str] = []
+    if isinstance(data, dict):
+        for k, v in data.items():
+            path = f"{prefix}.{k}" if prefix else str(k)
+            if looks_secret(str(k)) and v not in (None, ""):
+                found.append(path)
+            found.extend(find_secret_keys(v, path))
+    elif isinstance(data, list | tuple):
+        for i, v in enumerate(data):
+            found.extend(find_secret_keys(v, f"{prefix}[{i}]"))
+    return found
 
 
 @dataclass
@@ -56,6 +74,11 @@ class PipelineConfig:
     def from_dict(cls, data: dict[str, Any], *, source: str = "<config>") -> PipelineConfig:
         if not isinstance(data, dict):
             raise InputError("expected a mapping at top level", file=source)
+        secrets = find_secret_keys(data)
+        if secrets:
+            raise InputError("secrets must not be in config files; name an environment variable instead "
+                             f"(e.g. {secrets[0].rsplit('.', 1)[-1]}_env: MY_VAR); found at {secrets}",
+                             file=source, field=secrets[0])
         unknown = set(data) - _TOP_KEYS
         if unknown:
             raise InputError(f"unknown keys {sorted(unknown)}; expected some of {sorted(_TOP_KEYS)}", file=source)

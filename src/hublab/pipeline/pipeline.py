@@ -25,6 +25,11 @@ class PipelineOutput:
     notes: list[str] = field(default_factory=list)
     runtime_s: float = 0.0
     usage: TokenUsage = field(default_factory=TokenUsage)
+    #: LLM steps that fell back to their LLM-free form (the retriever's ``RetrievalResult.fallbacks`` plus the
+    #: pipeline's own pipes); the runner counts them per question (``n_llm_fallbacks``).
+    fallbacks: list[str] = field(default_factory=list)
+    #: set when the retriever raised (the question is answered empty, and the runner counts it as an error)
+    error: str | None = None
 
     @property
     def context_strings(self) -> list[str]:
@@ -65,6 +70,8 @@ class Pipeline:
             topic_entity_value: str | None = None) -> PipelineOutput:
         t0 = time.perf_counter()
         notes: list[str] = []
+        fallbacks: list[str] = []
+        error = None
         q = question
         llm = self._active("pre_retrieval")
         if llm is not None:
@@ -74,14 +81,20 @@ class Pipeline:
                 q = str(r.data["question"]).strip()
             else:
                 notes.append(f"augmentation skipped: {r.error}")
+                fallbacks.append(f"pre_retrieval: {r.error}")
         try:
             res: RetrievalResult = self.retriever.retrieve(q, topic_entity_id, topic_entity_value)
         except Exception as exc:  # a retriever bug on one question must not end the run
-            res = RetrievalResult(reason=f"retriever error: {type(exc).__name__}: {exc}")
+            error = f"{type(exc).__name__}: {exc}"
+            res = RetrievalResult(reason=f"retriever error: {error}")
         contexts = list(res.contexts)
+        fallbacks.extend(getattr(res, "fallbacks", None) or [])
         llm = self._active("post_retrieval")
         if llm is not None and contexts:
+            n_notes = len(notes)
             contexts = self._rerank(llm, q, contexts, notes)
+            if len(notes) > n_notes:
+                fallbacks.append(f"post_retrieval: {notes[-1]}")
         answer = res.answer or ""
         llm = self._active("generation")
         if llm is not None:
@@ -91,10 +104,11 @@ class Pipeline:
                 answer = r.text.strip()
             else:
                 notes.append(f"generation failed: {r.error}")
+                fallbacks.append(f"generation: {r.error}")
         if not answer:
             answer = facts_answer(contexts)
         return PipelineOutput(question, q, contexts, answer, res.reason, res.sources, notes,
-                              time.perf_counter() - t0)
+                              time.perf_counter() - t0, fallbacks=fallbacks, error=error)
 
     def _rerank(self, llm: LLM, q: str, contexts: list[Context], notes: list[str]) -> list[Context]:
         top_k = self.cfg.post_retrieval.get("top_k") or len(contexts)

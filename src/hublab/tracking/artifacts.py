@@ -19,8 +19,13 @@ PLOT_METRICS = ("recall_triples", "precision_triples", "f1_triples", "hit@10_tri
 
 def predictions_rows(cfg: PipelineConfig, records: list[dict[str, Any]], config_hash: str) -> list[dict[str, Any]]:
     """Thesis layout: config_hash, uid, generated_answer, retrieved_context, metric columns, runtime,
-    llm_tokens, carbon columns, flattened config, then the dataset columns."""
-    flat_cfg = {f"config.{k}": v for k, v in flatten(cfg.to_dict()).items()}
+    llm_tokens, carbon columns, flattened config, then the dataset columns. Secret-looking config keys are
+    dropped and secret values masked (see ``mlflow_log.scrub``)."""
+    from hublab.tracking.mlflow_log import env_names_in, safe_params, secret_values
+
+    flat = flatten(cfg.to_dict())
+    secrets = secret_values(env_names_in(flat))
+    flat_cfg = {f"config.{k}": v for k, v in safe_params(flat, secrets).items()}
     rows = []
     for r in records:
         row: dict[str, Any] = {"config_hash": config_hash, "uid": r["uid"], "generated_answer": r["generated_answer"],
@@ -28,14 +33,21 @@ def predictions_rows(cfg: PipelineConfig, records: list[dict[str, Any]], config_
         row.update(r.get("metrics", {}))
         for col in ("runtime", "llm_tokens", "llm_prompt_tokens", "llm_completion_tokens", "cpu_energy_consumption",
                     "gpu_energy_consumption", "ram_energy_consumption", "total_energy_consumption",
-                    "tracking_duration", "emissions", "energy_measured", "error", "reason"):
+                    "tracking_duration", "emissions", "energy_measured", "error", "reason", "n_llm_errors",
+                    "n_llm_retries", "n_llm_fallbacks", "llm_cost", "timed_out", "degraded"):
             row[col] = r.get(col)
         row.update(flat_cfg)
         row.update({"question": r["question"], "golden_answer": r["golden_answer"],
                     "golden_triples": str(r["golden_triples"]), "topic_entity_id": r.get("topic_entity_id")})
         row.update(r.get("qa", {}))
-        rows.append(row)
+        rows.append({k: _scrub_cell(v, secrets) for k, v in row.items()})
     return rows
+
+
+def _scrub_cell(v: Any, secrets: list[str]) -> Any:
+    from hublab.tracking.mlflow_log import scrub
+
+    return scrub(v, secrets) if isinstance(v, str) else v
 
 
 def write_csv(rows: list[dict[str, Any]], path: Path) -> None:
@@ -111,14 +123,20 @@ def _plots(out: Path, metrics: dict[str, float], slices: dict[str, dict[str, dic
 
 def log_run_artifacts(cfg: PipelineConfig, records: list[dict[str, Any]], metrics: dict[str, float],
                       slices: dict[str, dict[str, dict[str, float]]], out_dir: Path, *, graph: str, dataset: str,
-                      settings: Settings) -> None:
+                      settings: Settings, config_hash: str | None = None,
+                      identity: dict[str, Any] | None = None) -> None:
     import mlflow
 
-    chash = out_dir.name
+    from hublab.tracking.mlflow_log import env_names_in, scrub_obj, secret_values
+
+    chash = config_hash or out_dir.name
+    secrets = secret_values(env_names_in(flatten(cfg.to_dict())))
     art = out_dir / "artifacts"
     art.mkdir(parents=True, exist_ok=True)
     write_csv(predictions_rows(cfg, records, chash), art / "predictions.csv")
-    (art / "pipeline.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+    (art / "pipeline.yaml").write_text(yaml.safe_dump(scrub_obj(cfg.to_dict(), secrets), sort_keys=False))
+    if identity is not None:
+        (art / "run_identity.json").write_text(json.dumps(identity, indent=1, sort_keys=True))
     (art / "metrics.json").write_text(json.dumps(metrics, indent=1, sort_keys=True))
     slice_rows = [{"field": f, "value": v, **m} for f, g in slices.items() for v, m in g.items()]
     if slice_rows:
@@ -126,5 +144,7 @@ def log_run_artifacts(cfg: PipelineConfig, records: list[dict[str, Any]], metric
     reference = thesis_reference(cfg, graph, settings)
     if reference:
         (art / "thesis_reference.json").write_text(json.dumps(reference, indent=1))
-    _plots(art, metrics, slices, reference, f"{cfg.name} · {graph} · {dataset}")
+    scope = (identity or {}).get("scope", "full")
+    _plots(art, metrics, slices, reference,
+           f"{cfg.name} · {graph} · {dataset}" + ("" if scope == "full" else f" ({scope})"))
     mlflow.log_artifacts(str(art))

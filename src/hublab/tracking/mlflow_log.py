@@ -1,32 +1,95 @@
 """MLflow conventions: a sqlite store under ``mlruns/`` (the file store is refused by MLflow 3),
-metric names made MLflow-safe (``hit@10_triples`` → ``hit_at_10_triples``), secrets never logged."""
+metric names made MLflow-safe (``hit@10_triples`` → ``hit_at_10_triples``), secrets never logged.
+
+Portable tracking: MLflow records artifact locations as absolute ``file://`` URIs. ``setup`` re-points the
+locations recorded under another checkout's ``mlruns/artifacts`` at this checkout's, so a copied or moved
+checkout reads and writes its own artifacts, never the old checkout's. ``MLFLOW_TRACKING_URI`` from the
+environment wins over the project store (and is then left alone).
+
+Secrets (belt and braces; configs holding secrets are already refused at load time): ``secret_values`` are
+the values of environment variables whose names look secret (``OPENAI_API_KEY``…) and of the variables a
+config names in ``*_env`` keys; ``scrub`` masks them in any string written to params, tags or artifacts.
+"""
 
 from __future__ import annotations
 
 import math
 import os
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 from hublab.pipeline.config import looks_secret
 
 MAX_PARAM_LEN = 6000
+MASK = "***"
+_MIN_SECRET_LEN = 6  # shorter env values ("1", "true") are not masked: they would mangle ordinary text
+_MARK = "/mlruns/artifacts"
 
 
-def tracking_uri(root: Path) -> str:
+def project_tracking_uri(root: Path) -> str:
     return f"sqlite:///{(root / 'mlruns' / 'mlflow.db').resolve()}"
 
 
+_OURS: set[str] = set()  # project URIs we set: mlflow.set_tracking_uri exports them as $MLFLOW_TRACKING_URI
+
+
+def tracking_uri(root: Path) -> str:
+    """``$MLFLOW_TRACKING_URI`` when the user set it, else the project's sqlite store under ``mlruns/``."""
+    env = os.environ.get("MLFLOW_TRACKING_URI")
+    return env if env and env not in _OURS else project_tracking_uri(root)
+
+
+def artifact_root(root: Path) -> str:
+    return (root / "mlruns" / "artifacts").resolve().as_uri()
+
+
+def relocate_artifacts(root: Path) -> int:
+    """Rewrite artifact URIs recorded under another checkout's ``mlruns/artifacts`` to this checkout's
+    (``experiments.artifact_location`` and ``runs.artifact_uri`` of the project sqlite store). Returns the
+    number of rows changed."""
+    db = root / "mlruns" / "mlflow.db"
+    if not db.exists():
+        return 0
+    here = artifact_root(root)
+    changed = 0
+    con = sqlite3.connect(str(db), timeout=60)
+    try:
+        for table, col, key in (("experiments", "artifact_location", "experiment_id"),
+                                ("runs", "artifact_uri", "run_uuid")):
+            try:
+                rows = con.execute(f"SELECT {key}, {col} FROM {table} WHERE {col} LIKE ?",  # noqa: S608
+                                   (f"file://%{_MARK}%",)).fetchall()
+            except sqlite3.OperationalError:  # schema not created yet
+                continue
+            for k, uri in rows:
+                head, _, tail = uri.partition(_MARK)
+                if head + _MARK != here:
+                    con.execute(f"UPDATE {table} SET {col} = ? WHERE {key} = ?", (here + tail, k))  # noqa: S608
+                    changed += 1
+        con.commit()
+    finally:
+        con.close()
+    return changed
+
+
 def setup(root: Path, experiment: str) -> str:
-    """Point MLflow at the project store; create the experiment (artifacts under mlruns/artifacts)."""
+    """Point MLflow at the project store (or ``$MLFLOW_TRACKING_URI``); create the experiment with its
+    artifacts under this checkout's ``mlruns/artifacts``; re-point locations left by a copied checkout."""
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
     import mlflow
 
-    (root / "mlruns").mkdir(parents=True, exist_ok=True)
-    mlflow.set_tracking_uri(tracking_uri(root))
-    exp = mlflow.get_experiment_by_name(experiment)
+    uri = tracking_uri(root)
+    own_store = uri == project_tracking_uri(root)
+    if own_store:
+        (root / "mlruns").mkdir(parents=True, exist_ok=True)
+        _OURS.add(uri)
+    mlflow.set_tracking_uri(uri)
+    exp = mlflow.get_experiment_by_name(experiment)  # creates the schema on first use
+    if own_store:
+        relocate_artifacts(root)
     if exp is None:
-        art = (root / "mlruns" / "artifacts" / experiment).resolve().as_uri()
+        art = f"{artifact_root(root)}/{experiment}" if own_store else None
         return mlflow.create_experiment(experiment, artifact_location=art)
     return exp.experiment_id
 
@@ -35,15 +98,52 @@ def metric_name(name: str) -> str:
     return name.replace("@", "_at_").replace("(", "_").replace(")", "").replace("=", "_")
 
 
-def safe_params(flat: dict[str, Any]) -> dict[str, str]:
-    """Drop anything that looks like a secret value (only ``*_env`` names of env vars are kept)."""
+def secret_values(extra_env_names: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """Values that must never be written anywhere: env vars with secret-looking names + the named ones."""
+    names = {k for k in os.environ if looks_secret(k)} | set(extra_env_names)
+    vals = {os.environ.get(n, "") for n in names}
+    return sorted((v for v in vals if len(v) >= _MIN_SECRET_LEN), key=len, reverse=True)
+
+
+def env_names_in(flat: dict[str, Any]) -> list[str]:
+    """Env var names a flattened config refers to (``*_env`` keys)."""
+    return [str(v) for k, v in flat.items() if k.endswith("_env") and isinstance(v, str) and v]
+
+
+def scrub(text: str, secrets: list[str] | None = None) -> str:
+    for s in secret_values() if secrets is None else secrets:
+        if s in text:
+            text = text.replace(s, MASK)
+    return text
+
+
+def scrub_obj(obj: Any, secrets: list[str]) -> Any:
+    """Recursively drop secret-looking keys and mask secret values in strings (for config/records dumps)."""
+    if isinstance(obj, dict):
+        return {k: scrub_obj(v, secrets) for k, v in obj.items() if not looks_secret(str(k))}
+    if isinstance(obj, list | tuple):
+        return [scrub_obj(v, secrets) for v in obj]
+    if isinstance(obj, str):
+        return scrub(obj, secrets)
+    return obj
+
+
+def safe_params(flat: dict[str, Any], secrets: list[str] | None = None) -> dict[str, str]:
+    """Drop anything that looks like a secret key (only ``*_env`` names of env vars are kept) and mask
+    secret values."""
+    secrets = secret_values(env_names_in(flat)) if secrets is None else secrets
     out = {}
     for k, v in flat.items():
-        if looks_secret(k.rsplit(".", 1)[-1]):
+        if any(looks_secret(part) for part in k.split(".")):
             continue
         s = "" if v is None else str(v)
-        out[k] = s[:MAX_PARAM_LEN]
+        out[k] = scrub(s, secrets)[:MAX_PARAM_LEN]
     return out
+
+
+def safe_tags(tags: dict[str, Any], secrets: list[str] | None = None) -> dict[str, str]:
+    secrets = secret_values() if secrets is None else secrets
+    return {k: scrub(str(v), secrets)[:5000] for k, v in tags.items() if not looks_secret(k)}
 
 
 def finite_metrics(metrics: dict[str, Any]) -> dict[str, float]:

@@ -1,0 +1,106 @@
+"""Per-run checkpoint (finished questions, fsync'ed) and the exclusive lock that guards it.
+
+The lock is taken before anything shared is touched (checkpoint files, MLflow run status): a second process
+started on the same run identity is refused and changes nothing.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from hublab.errors import HubLabError
+
+
+class RunLocked(HubLabError):
+    """Another process holds this run (same run identity)."""
+
+
+class RunLock:
+    """``flock`` on ``<dir>/.lock``: released by the OS when the holder dies, so a killed run never blocks."""
+
+    def __init__(self, directory: Path) -> None:
+        self.path = directory / ".lock"
+        self._fh = None
+
+    def acquire(self) -> RunLock:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fh = self.path.open("a+")
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            fh.close()
+            raise RunLocked(f"run {self.path.parent.name} is being run by another process (lock {self.path}); "
+                            "nothing was changed — wait for it or stop it first") from exc
+        fh.seek(0)
+        fh.truncate()
+        fh.write(str(os.getpid()))
+        fh.flush()
+        self._fh = fh
+        return self
+
+    def release(self) -> None:
+        if self._fh is not None:
+            fcntl.flock(self._fh.fileno(), fcntl.LOCK_UN)
+            self._fh.close()
+            self._fh = None
+
+    def __enter__(self) -> RunLock:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+class Checkpoint:
+    """Append-only JSONL of finished questions plus a small state file (the MLflow run id)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.dir = directory
+        self.path = directory / "predictions.jsonl"
+        self.state_path = directory / "state.json"
+
+    def load(self) -> dict[str, dict[str, Any]]:
+        done: dict[str, dict[str, Any]] = {}
+        if self.path.exists():
+            with self.path.open(encoding="utf-8") as fh:
+                for line in fh:
+                    try:
+                        rec = json.loads(line)
+                    except json.JSONDecodeError:
+                        continue  # a line cut by a crash: that question is simply redone
+                    done[rec["key"]] = rec
+        return done
+
+    def append(self, rec: dict[str, Any]) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        with self.path.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def rewrite(self, records: list[dict[str, Any]]) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        with tmp.open("w", encoding="utf-8") as fh:
+            for rec in records:
+                fh.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
+        tmp.replace(self.path)
+
+    def state(self) -> dict[str, Any]:
+        if self.state_path.exists():
+            return json.loads(self.state_path.read_text())
+        return {}
+
+    def save_state(self, state: dict[str, Any]) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        tmp = self.state_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(state, indent=1, sort_keys=True))
+        tmp.replace(self.state_path)
+
+    def reset(self) -> None:
+        for p in (self.path, self.state_path):
+            p.unlink(missing_ok=True)
