@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,8 +107,11 @@ class HubIndex:
                 rows.append(row)
         return texts, rows
 
-    def build(self, *, progress: bool = True, batch_hubs: int = 16) -> dict[str, Any]:
+    def build(self, *, progress: bool = True, batch_hubs: int | None = None) -> dict[str, Any]:
+        """Index new/changed hubs in batches of ``batch_hubs`` (default ``$HUBLAB_INDEX_BATCH_HUBS`` or 16); each
+        batch is one commit (rows inserted, stale rows deleted, manifest saved)."""
         t0 = time.perf_counter()
+        batch_hubs = max(1, int(batch_hubs or os.environ.get("HUBLAB_INDEX_BATCH_HUBS") or 16))
         self.store.ensure_collection(self.collection, self.embedder.dim, "COSINE")
         old = self.manifest()
         if old and not self.store.has_collection(self.collection):
