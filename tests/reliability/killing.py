@@ -225,3 +225,42 @@ def index_snapshot(root: Path, n_questions: int = 4) -> dict[str, Any]:
                         "answer": out.answer, "sources": out.sources, "reason": out.reason})
     return {"collection": hub_index.collection, "manifest": hub_index.manifest(),
             "collections": sorted(client.list_collections()), "rows": rows, "results": results}
+
+
+# ------------------------------------------------------------------ what a run leaves
+VOLATILE = ("runtime", "emission", "energy", "session_")  # wall-clock measurements: differ between any two runs
+
+
+def stable(metrics: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in metrics.items() if not any(w in k for w in VOLATILE)}
+
+
+def run_outcome(root: Path, stdout: str) -> dict[str, Any]:
+    """Per-question records (checkpoint and the MLflow predictions.csv), aggregate metrics (CLI JSON and the
+    MLflow run) and the MLflow runs of the project, for comparison with an uninterrupted run."""
+    import csv
+
+    from mlflow.tracking import MlflowClient
+
+    from hublab.tracking.mlflow_log import tracking_uri
+
+    out = json.loads(stdout[stdout.index("{"):])
+    records = checkpoint_records(root)
+    keys = [r["key"] for r in records]
+    assert len(keys) == len(set(keys)), f"duplicate checkpoint rows: {keys}"
+    run = MlflowClient(tracking_uri(root)).get_run(out["run_id"])
+    csv_path = root / "mlruns/artifacts/hublab" / out["run_id"] / "artifacts/predictions.csv"
+    with csv_path.open(encoding="utf-8") as fh:
+        csv_rows = list(csv.DictReader(fh))
+    return {
+        "run_id": out["run_id"],
+        "records": {r["key"]: {"question": r["question"], "retrieved_context": r["retrieved_context"],
+                               "generated_answer": r["generated_answer"], "metrics": r["metrics"],
+                               "error": r["error"]} for r in records},
+        "n_records": len(records),
+        "csv_questions": sorted(r.get("question", "") for r in csv_rows),
+        "metrics": stable(out["metrics"]),
+        "mlflow_metrics": stable(dict(run.data.metrics)),
+        "mlflow_status": run.info.status,
+        "runs": mlflow_runs(root),
+    }
