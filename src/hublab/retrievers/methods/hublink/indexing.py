@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -171,8 +172,11 @@ class HubIndex:
                 rows.append(row)
         return texts, rows, n_fallbacks
 
-    def build(self, *, progress: bool = True, batch_hubs: int = 64) -> dict[str, Any]:
+    def build(self, *, progress: bool = True, batch_hubs: int | None = None) -> dict[str, Any]:
+        """Index new/changed hubs in batches of ``batch_hubs`` (default ``$HUBLAB_INDEX_BATCH_HUBS`` or 64); each
+        batch is one commit (rows inserted, stale rows deleted, manifest saved)."""
         t0 = time.perf_counter()
+        batch_hubs = max(1, int(batch_hubs or os.environ.get("HUBLAB_INDEX_BATCH_HUBS") or 64))
         old = self.manifest()
         if old and not self.store.has_collection(self.collection):  # manifest without its vectors: rebuild all
             old = {}
