@@ -60,6 +60,24 @@ def ask_json(
     return JsonAnswer(data, None, text)
 
 
+def response_list(resp: Any, key: str) -> list | None:
+    """The list an LLM answered: ``{key: [...]}`` (schema), a bare JSON list, or the first ``[...]`` in its text
+    (JSON or a Python literal, as the thesis's listings ask for). None when there is no list (malformed)."""
+    raw: Any = None
+    if isinstance(resp.data, dict):
+        raw = resp.data.get(key)
+    elif isinstance(resp.data, list):
+        raw = resp.data
+    if raw is None and resp.text:
+        m = re.search(r"\[.*\]", resp.text, re.S)
+        if m:
+            try:
+                raw = extract_json(m.group(0))
+            except ValueError:
+                raw = None
+    return raw if isinstance(raw, list) else None
+
+
 def ask_text(llm: LLM, prompt: str, *, max_tokens: int = 512, system: str | None = None) -> tuple[str, str | None]:
     """Plain completion; returns (text, error). Never raises."""
     try:

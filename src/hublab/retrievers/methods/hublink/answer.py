@@ -5,8 +5,6 @@ the ``fallbacks`` list it returns (one entry per fallback, ``"<step>: <reason>"`
 
 from __future__ import annotations
 
-import ast
-import json
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -18,6 +16,7 @@ from hublab.embedding.base import Embedder
 from hublab.graph.base import KnowledgeGraph
 from hublab.graph.model import TripleParseError, parse_triple_string
 from hublab.llm.base import LLM, llm_free
+from hublab.retrievers.components.llm_json import response_list
 from hublab.retrievers.methods.hublink import prompts
 from hublab.retrievers.methods.hublink.text import ask, triple_text
 
@@ -182,21 +181,7 @@ def thesis_triple_order(partials: list[Partial]) -> list[tuple[str, float]]:
 def parse_ids(r: Any) -> list[int] | None:
     """IDs from the filter call: ``{"ids": [...]}`` (schema), a bare list (the listing's format) or a list in
     the text. None when the output holds no list of integers (malformed)."""
-    raw: Any = None
-    if isinstance(r.data, dict):
-        raw = r.data.get("ids")
-    elif isinstance(r.data, list):
-        raw = r.data
-    if raw is None and r.text:
-        m = re.search(r"\[[^\[\]]*\]", r.text)
-        if m:
-            try:
-                raw = json.loads(m.group(0))
-            except json.JSONDecodeError:
-                try:
-                    raw = ast.literal_eval(m.group(0))
-                except (ValueError, SyntaxError):
-                    raw = None
+    raw = response_list(r, "ids")
     if not isinstance(raw, list):
         return None
     ids: list[int] = []

@@ -7,8 +7,6 @@ that occurs in the question — the deterministic stand-in for the LLM's decompo
 
 from __future__ import annotations
 
-import ast
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +16,7 @@ import numpy as np
 from hublab.embedding.base import Embedder
 from hublab.graph.base import KnowledgeGraph
 from hublab.llm.base import LLM, llm_free
+from hublab.retrievers.components.llm_json import response_list
 from hublab.retrievers.components.question_text import STOPWORDS, quoted_spans, unique_ci
 from hublab.retrievers.methods.hublink import prompts
 from hublab.retrievers.methods.hublink.text import ask
@@ -70,20 +69,7 @@ def rule_components(question: str, vocab: Vocabulary) -> list[str]:
 def parse_components(r: Any) -> list[str] | None:
     """Components from the LLM: ``{"components": [...]}`` (schema), a bare list, or the python list Listing A.3
     asks for in the text. None when there is no list of strings (malformed)."""
-    raw: Any = None
-    if isinstance(r.data, dict):
-        raw = r.data.get("components")
-    elif isinstance(r.data, list):
-        raw = r.data
-    if raw is None and r.text:
-        m = re.search(r"\[.*\]", r.text, re.S)
-        if m:
-            for parse in (json.loads, ast.literal_eval):
-                try:
-                    raw = parse(m.group(0))
-                    break
-                except (ValueError, SyntaxError):
-                    continue
+    raw = response_list(r, "components")
     if not isinstance(raw, list) or not all(isinstance(c, (str, int, float)) for c in raw):
         return None
     return unique_ci([str(c).strip() for c in raw if str(c).strip()])[:12]
