@@ -62,6 +62,9 @@ def one_size(factor: int, embedder: str, n_questions: int, work: Path, shared: P
     graph = replicate(base, factor)
     gen_s = time.perf_counter() - t0
     d = work / f"x{factor}_{embedder}"
+    import shutil
+
+    shutil.rmtree(d, ignore_errors=True)  # a cold build every time
     emb = HashEmbedder() if embedder == "hash" else build_embedder({"model": "all-MiniLM-L6-v2", "device": "auto"},
                                                                    None)
     res = Resources(graph=graph, embedder=emb, vector_store=build_vector_store({}, d / "index.db"),
