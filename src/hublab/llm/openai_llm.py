@@ -72,7 +72,7 @@ class OpenAICompatibleLLM(LLM):
     base_url: str | None = None
     api_key_env: str | None = None  # None: OPENAI_API_KEY for OpenAI endpoints, no key for others
     temperature: float | None = None  # None: the family's default (0.0 where temperature is accepted)
-    max_tokens: int | None = None  # overrides the per-call limit when set (per-call limits get the family floor)
+    max_tokens: int | None = None  # reasoning models: every call's budget; others: a cap on each step's limit
     timeout_s: float = 60.0
     max_retries: int = 3
     reasoning_effort: str | None = None
@@ -109,10 +109,16 @@ class OpenAICompatibleLLM(LLM):
     def request_body(self, prompt: str, *, json_schema: dict | None = None, max_tokens: int = 512,
                      system: str | None = None) -> dict[str, Any]:
         """The body this configuration sends first (before anything the endpoint rejected is dropped)."""
-        if self.max_tokens and self.max_tokens > 0:
-            limit = self.max_tokens
-        else:  # a reasoning model spends hidden tokens first: a 50-token call limit would return nothing
-            limit = max(max_tokens, CAPABILITIES[self.family].min_call_tokens)
+        # Reasoning models spend hidden tokens first: the configured max_tokens is their per-call budget as is (a
+        # 50-token step limit would return nothing), else the family floor. Other models get the step's own limit,
+        # capped by the configured max_tokens: a base model without a stop token must not generate 4,096 tokens
+        # for a one-line step.
+        floor = CAPABILITIES[self.family].min_call_tokens
+        configured = self.max_tokens if self.max_tokens and self.max_tokens > 0 else None
+        if floor:
+            limit = configured or max(max_tokens, floor)
+        else:
+            limit = min(max_tokens, configured) if configured else max_tokens
         fmt = schema_formats(self.family, json_schema)[0] if json_schema else None
         return build_request(self.model, self._messages(prompt, json_schema, system), base_url=self.base_url,
                              temperature=self.temperature, max_tokens=limit,
