@@ -34,3 +34,11 @@ def indexed_project(base_project: Path, tmp_path: Path) -> Path:
     root = tmp_path / "proj"
     shutil.copytree(base_project, root, ignore=shutil.ignore_patterns("outputs", "mlruns"))
     return root
+
+
+@pytest.fixture(scope="session")
+def reference_run(base_project: Path, tmp_path_factory) -> dict:
+    root = tmp_path_factory.mktemp("ref_run") / "proj"
+    shutil.copytree(base_project, root, ignore=shutil.ignore_patterns("outputs", "mlruns"))
+    """An uninterrupted `hublab run` on a copy of the indexed project (own outputs and MLflow store)."""
+    return K.run_outcome(root, K.hublab(root, *K.RUN_ARGS).stdout)

@@ -18,6 +18,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 SRC = REPO / "src"
+INJECT = Path(__file__).resolve().parent / "inject"
 GRAPH = "gv3_orkg"
 N_PAPERS = 10
 N_QUESTIONS = 8
@@ -32,11 +33,8 @@ def build_project(root: Path, shared: Path, full_graph) -> Path:
     from hublab.datasets.kgqa_csv import load_kgqa_csv
     from hublab.datasets.model import write_jsonl
     from hublab.graph.rdf import RdfKnowledgeGraph
-    from hublab.retrievers.methods.hublink.hubs import HubDetector, all_hub_roots, hub_paths
 
-    det = HubDetector(full_graph, ["Paper"])
-    papers = all_hub_roots(full_graph, det, ["R659055"])[:N_PAPERS]
-    triples = {t.render(): t for p in papers for hp in hub_paths(full_graph, det, p) for t in hp.triples}
+    triples = paper_triples(full_graph, N_PAPERS)
     graph = RdfKnowledgeGraph.from_triples(list(triples.values()), name=GRAPH)
     pairs = load_kgqa_csv(shared / "data/kgqa/flat_distributed.csv")
     about = [p for p in pairs if any(g in triples for g in p.golden_triples)]
@@ -55,6 +53,15 @@ def build_project(root: Path, shared: Path, full_graph) -> Path:
     return root
 
 
+def paper_triples(full_graph, n: int) -> dict[str, Any]:
+    """rendered triple → triple for every triple on the hub paths of the first ``n`` papers under R659055."""
+    from hublab.retrievers.methods.hublink.hubs import HubDetector, all_hub_roots, hub_paths
+
+    det = HubDetector(full_graph, ["Paper"])
+    papers = all_hub_roots(full_graph, det, ["R659055"])[:n]
+    return {t.render(): t for p in papers for hp in hub_paths(full_graph, det, p) for t in hp.triples}
+
+
 def env(root: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(SRC), "HUBLAB_ROOT": str(root), "HF_HUB_OFFLINE": "1",
             "TRANSFORMERS_OFFLINE": "1", "MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "true",
@@ -68,8 +75,13 @@ def cli_args(*args: str) -> list[str]:
 
 def hublab(root: Path, *args: str, timeout: float = 240, **extra_env: str) -> subprocess.CompletedProcess:
     """Run ``hublab ARGS`` to completion; fails the test with its output on a non-zero exit."""
-    p = subprocess.run(cli_args(*args), cwd=root, env={**env(root), **extra_env}, capture_output=True, text=True,
-                       timeout=timeout)
+    full_env = {**env(root), **extra_env}
+    if "HUBLAB_KILL_AT" in extra_env:
+        full_env["PYTHONPATH"] = f"{INJECT}{os.pathsep}{SRC}"
+        p = subprocess.run(cli_args(*args), cwd=root, env=full_env, capture_output=True, text=True, timeout=timeout)
+        assert p.returncode == -9, f"expected a SIGKILL at {extra_env['HUBLAB_KILL_AT']}: {p.returncode}\n{p.stderr}"
+        return p
+    p = subprocess.run(cli_args(*args), cwd=root, env=full_env, capture_output=True, text=True, timeout=timeout)
     if p.returncode != 0:
         raise AssertionError(f"hublab {' '.join(args)} exited {p.returncode}\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
     return p

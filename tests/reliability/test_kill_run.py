@@ -8,18 +8,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import pytest
-
 from reliability import killing as K
-
-
-@pytest.fixture(scope="session")
-def reference_run(base_project: Path, tmp_path_factory) -> dict:
-    import shutil
-
-    root = tmp_path_factory.mktemp("ref_run") / "proj"
-    shutil.copytree(base_project, root, ignore=shutil.ignore_patterns("outputs", "mlruns"))
-    return K.run_outcome(root, K.hublab(root, *K.RUN_ARGS).stdout)
 
 
 def test_reference_run_is_complete(reference_run):

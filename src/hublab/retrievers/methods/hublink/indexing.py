@@ -2,9 +2,12 @@
 hash-based incremental updates.
 
 Crash safety: a hub's new rows are inserted (tagged with a new generation) *before* its old rows are
-deleted, and the manifest of per-hub path hashes is written atomically after each batch. A crash leaves
-either the old or both generations in the store — retrieval deduplicates by path hash, so the previous
-index stays usable, and the next run redoes the unfinished hubs.
+deleted, and the manifest of per-hub path hashes is written atomically after each batch. Before a batch
+touches the store its hubs are recorded as ``unsettled`` in the manifest (and dropped from its committed
+hubs); a kill leaves either the old or both generations of those hubs in the store — retrieval deduplicates
+by path hash, so the previous index stays usable — and the next run re-indexes every unsettled hub still in
+the graph and deletes the rows of those no longer in it, whatever the graph looks like by then (kill -9
+tests: tests/reliability/).
 
 PATHTOTEXT: with ``llm_path_text`` and a real LLM, each path is verbalised by the LLM (the thesis's Alg. 6),
 in parallel, and the text is cached on disk by (model, prompt version, path hash), so it is paid once per path
@@ -82,15 +85,20 @@ class HubIndex:
         self._text_lock = threading.Lock()
 
     # ---------------- manifest ----------------
-    def manifest(self) -> dict[str, list[str]]:
+    def _read_manifest(self) -> dict[str, Any]:
         if self.manifest_path.exists():
-            return json.loads(self.manifest_path.read_text()).get("hubs", {})
+            return json.loads(self.manifest_path.read_text())
         return {}
 
-    def _save_manifest(self, hubs: dict[str, list[str]]) -> None:
+    def manifest(self) -> dict[str, list[str]]:
+        """Committed hubs → sorted path hashes (hubs whose store rows match)."""
+        return self._read_manifest().get("hubs", {})
+
+    def _save_manifest(self, hubs: dict[str, list[str]], unsettled: set[str] | None = None) -> None:
         self.manifest_path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.manifest_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"collection": self.collection, "hubs": hubs}))
+        tmp.write_text(json.dumps({"collection": self.collection, "hubs": hubs,
+                                   "unsettled": sorted(unsettled or ())}))
         tmp.replace(self.manifest_path)
 
     def is_built(self) -> bool:
@@ -177,16 +185,24 @@ class HubIndex:
         batch is one commit (rows inserted, stale rows deleted, manifest saved)."""
         t0 = time.perf_counter()
         batch_hubs = max(1, int(batch_hubs or os.environ.get("HUBLAB_INDEX_BATCH_HUBS") or 64))
-        old = self.manifest()
-        if old and not self.store.has_collection(self.collection):  # manifest without its vectors: rebuild all
-            old = {}
+        had_collection = self.store.has_collection(self.collection)
         self.store.ensure_collection(self.collection, self.embedder.dim, "COSINE")
+        state = self._read_manifest() if had_collection else {}  # a manifest without its collection is void
+        old: dict[str, list[str]] = state.get("hubs", {})
+        unsettled: set[str] = set(state.get("unsettled", []))  # rows may not match the manifest (killed batch)
+        had_rows = set(old) | unsettled  # hubs that may have rows in the store
         roots = all_hub_roots(self.graph, self.detector, self.settings.indexing_root_entity_ids)
         current: dict[str, list[HubPath]] = {r: hub_paths(self.graph, self.detector, r,
                                                           self.settings.max_hub_path_length) for r in roots}
-        changed = [r for r in roots if sorted(p.hash for p in current[r]) != old.get(r)]
-        removed = [r for r in old if r not in current]
-        hubs = {r: v for r, v in old.items() if r in current}
+        hubs = {r: v for r, v in old.items() if r in current and r not in unsettled}
+        changed = [r for r in roots if sorted(p.hash for p in current[r]) != hubs.get(r)]
+        removed = sorted(r for r in set(old) | unsettled if r not in current)
+        if removed:  # first, so that a later kill cannot lose them
+            self._save_manifest(hubs, unsettled | set(removed))
+            ids = ", ".join(_q(r) for r in removed)
+            self.store.delete(self.collection, filter=f"hub_root in [{ids}]")
+            unsettled -= set(removed)
+            self._save_manifest(hubs, unsettled)
         gen = hashlib.sha256(str(time.time_ns()).encode()).hexdigest()[:10]
         n_vectors = 0
         n_text_fallbacks = 0
@@ -196,6 +212,10 @@ class HubIndex:
             task = bar.add_task(f"indexing {len(changed)} of {len(roots)} hubs", total=len(changed))
             for i in range(0, len(changed), batch_hubs):
                 batch = changed[i : i + batch_hubs]
+                unsettled |= set(batch)
+                for r in batch:
+                    hubs.pop(r, None)
+                self._save_manifest(hubs, unsettled)
                 paths = [p for r in batch for p in current[r]]
                 texts, rows, n_fb = self._rows(paths, gen)
                 n_text_fallbacks += n_fb
@@ -204,18 +224,17 @@ class HubIndex:
                     n_vectors += len(rows)
                 # Only hubs that had rows before need their old generation removed: a fresh hub has none, and a
                 # filtered delete scans the whole collection (quadratic over a cold build of a large graph).
-                stale = [r for r in batch if r in old]
+                stale = [r for r in batch if r in had_rows]
                 if stale:
                     ids = ", ".join(_q(r) for r in stale)
                     self.store.delete(self.collection, filter=f'hub_root in [{ids}] and gen != "{gen}"')
                 for r in batch:
                     hubs[r] = sorted(p.hash for p in current[r])
-                self._save_manifest(hubs)
+                unsettled -= set(batch)
+                self._save_manifest(hubs, unsettled)
                 bar.advance(task, len(batch))
-        if removed:
-            ids = ", ".join(_q(r) for r in removed)
-            self.store.delete(self.collection, filter=f"hub_root in [{ids}]")
-            self._save_manifest(hubs)
+        if not self.manifest_path.exists():
+            self._save_manifest(hubs, unsettled)
         self._paths = None
         secs = time.perf_counter() - t0
         return {"collection": self.collection, "hubs": len(roots), "hubs_reindexed": len(changed),

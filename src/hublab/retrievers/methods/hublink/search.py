@@ -33,11 +33,13 @@ class Hub:
 
     def add(self, hit: PathHit) -> None:
         old = self.paths.get(hit.path_hash)
-        if old is None or hit.score > old.score:
+        if old is None or hit.score > old.score or (hit.score == old.score and (hit.level, hit.text) < (old.level,
+                                                                                                      old.text)):
             self.paths[hit.path_hash] = hit
 
     def ranked(self) -> list[PathHit]:
-        return sorted(self.paths.values(), key=lambda h: -h.score)
+        # ties broken by a stable key, never by the store's row order (which an incremental re-index changes)
+        return sorted(self.paths.values(), key=lambda h: (-h.score, h.path_hash))
 
 
 def _ids(ids: list[str]) -> str:
@@ -118,7 +120,7 @@ class HubSearch:
                 score -= self.penalty * counts.get(h.subject, 0)
                 counts[h.subject] = counts.get(h.subject, 0) + 1
             adjusted.append(PathHit(h.path_hash, h.hub_root, score, h.level, h.text, h.subject))
-        return sorted(adjusted, key=lambda h: -h.score)
+        return sorted(adjusted, key=lambda h: (-h.score, h.path_hash))
 
     def prune_paths(self, hub: Hub) -> Hub:
         kept = self.diversity_rank(hub)[: self.top_paths]
