@@ -85,13 +85,20 @@ def setup(root: Path, experiment: str) -> str:
         (root / "mlruns").mkdir(parents=True, exist_ok=True)
         _OURS.add(uri)
     mlflow.set_tracking_uri(uri)
-    exp = mlflow.get_experiment_by_name(experiment)  # creates the schema on first use
-    if own_store:
+    if not own_store:
+        exp = mlflow.get_experiment_by_name(experiment)
+        return exp.experiment_id if exp is not None else mlflow.create_experiment(experiment)
+    # Our sqlite store: creating its schema (alembic migrations) and the experiment are not safe to run from two
+    # processes at once (the loser died in a migration), so they run under a file lock.
+    import fcntl
+
+    with open(root / "mlruns" / ".setup.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        exp = mlflow.get_experiment_by_name(experiment)  # creates the schema on first use
         relocate_artifacts(root)
-    if exp is None:
-        art = f"{artifact_root(root)}/{experiment}" if own_store else None
-        return mlflow.create_experiment(experiment, artifact_location=art)
-    return exp.experiment_id
+        if exp is None:
+            return mlflow.create_experiment(experiment, artifact_location=f"{artifact_root(root)}/{experiment}")
+        return exp.experiment_id
 
 
 def metric_name(name: str) -> str:
