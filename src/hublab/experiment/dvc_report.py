@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hublab.experiment.runner import KEY_METRICS, RunSummary, slice_metrics
+from hublab.experiment.aggregate import slice_metrics
+from hublab.experiment.runner import KEY_METRICS, RunSummary
 from hublab.tracking.artifacts import write_csv
 
 #: What ``dvc metrics show`` lists: the @k rank metrics first, then full-list metrics next to the output size
