@@ -171,6 +171,32 @@ def test_no_secret_value_reaches_mlflow_artifacts_or_checkpoints(project: Path, 
         assert SECRET not in b
 
 
+def test_no_secret_in_llm_caches_or_logs_after_real_llm_calls(project: Path, monkeypatch, caplog, llama_server):
+    """The same with real LLM calls over HTTP (a generation pipe against the llama.cpp server, the key named by
+    ``api_key_env``): nothing under .cache (completion and embedding caches), mlruns, outputs, nor any log record
+    holds the key."""
+    import logging
+
+    from hublab.experiment.runner import run_experiment
+
+    monkeypatch.setenv("MY_LLM_KEY", SECRET)
+    llm = {"backend": "openai", "model": "gemma3-270m", "base_url": llama_server, "api_key_env": "MY_LLM_KEY",
+           "max_tokens": 16, "timeout_s": 120}
+    cfg = PipelineConfig.from_dict({"name": "gen", "retriever": {"type": "fixed", "params": {"path": str(_contexts(
+        project))}}, "llm": llm, "generation": {"enabled": True}})
+    caplog.set_level(logging.DEBUG)
+    s = run_experiment(cfg, "gv3_orkg", "gv3_orkg", limit=1, track_carbon=False, progress=False)
+    assert s.metrics["llm_tokens"] > 0  # the call really went over HTTP
+    blobs = [r.getMessage() for r in caplog.records] + [caplog.text]
+    for folder in (".cache", "mlruns", "outputs"):
+        for p in (project / folder).rglob("*"):
+            if p.is_file():
+                blobs.append(p.read_bytes().decode("latin-1"))
+    assert any((project / ".cache").rglob("*.sqlite"))
+    for b in blobs:
+        assert SECRET not in b
+
+
 # ---- 3. degradation is a result ------------------------------------------------------------------------------------
 
 @register("degrading")

@@ -235,3 +235,40 @@ def test_ofat_n_trials_limits_one_invocation(project: Path):
     assert rc == 0, out
     assert sorted(complete_keys(project, "n")) == sorted(PLANNED) and "not finished yet" not in out
     assert not (project / "outputs/studies/n/pending.json").exists()
+
+
+def test_kill9_at_five_points_of_a_study_then_rerun(project: Path):
+    """kill -9 at five points of one study (chained: each rerun is killed at the next point), then a rerun to
+    the end: every planned trial COMPLETE exactly once, one parent run, the table an uninterrupted study gives."""
+    TS = optuna.trial.TrialState
+
+    def done(n: int):
+        return lambda: sum(t.state == TS.COMPLETE for t in trials(project, "k5")) >= n
+
+    def running_after(n: int):
+        return lambda: done(n)() and any(t.state == TS.RUNNING for t in trials(project, "k5"))
+
+    points = [
+        ("the study exists, no trial finished", lambda: bool(trials(project, "k5"))),
+        ("a trial running, none finished", running_after(0)),
+        ("1 trial finished", done(1)),
+        ("3 finished, one running", running_after(3)),
+        ("every trial finished (writing outputs)", done(len(PLANNED))),
+    ]
+    for what, cond in points:
+        proc = tune(project, "k5", delay=1.5)
+        wait_for(cond, what=what)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        time.sleep(5)  # past the grace period: a killed trial's heartbeat is stale
+    rc, out = finish(tune(project, "k5"))
+    assert rc == 0, out
+    assert sorted(complete_keys(project, "k5")) == sorted(PLANNED)  # each planned trial exactly once
+    parents, children = mlflow_runs(project, "k5")
+    assert len(parents) == 1 and parents[0].info.status == "FINISHED"
+    assert sorted(r.data.tags["mlflow.runName"] for r in children if r.info.status == "FINISHED") == sorted(PLANNED)
+    rc, ref = finish(tune(project, "k5ref"))
+    assert rc == 0, ref
+    table = [line for line in out.splitlines() if line.startswith("| ") and "retriever.params" not in line]
+    ref_table = [line for line in ref.splitlines() if line.startswith("| ") and "retriever.params" not in line]
+    assert table and table == ref_table  # same values, scores and choices as an uninterrupted study
