@@ -138,7 +138,7 @@ class HubIndex:
         if hit:
             return hit, None
         r = ask(self.llm, prompts.PATH_TO_TEXT.format(path="\n".join(readable(t) for t in triples)),
-                              max_tokens=512)
+                              max_tokens=192)  # one or two sentences per path
         text = (r.text or "").strip() if r.error is None else ""
         if not text:
             return path_to_text(triples), str(r.error or "empty response")
