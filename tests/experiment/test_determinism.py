@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TIMING = ("runtime", "emissions", "energy", "duration", "session_")
 
 

@@ -19,7 +19,7 @@ from hublab.pipeline.config import PipelineConfig
 from hublab.retrievers.base import Context, RetrievalResult, Retriever
 from hublab.retrievers.registry import register
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SECRET = "sk-test-123-do-not-log"
 
 

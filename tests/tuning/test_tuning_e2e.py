@@ -41,7 +41,7 @@ def tiny_project(tmp_path: Path, shared: Path, gv3_orkg_graph, monkeypatch) -> P
     papers += [e.uid for e in kg.entities_by_type("Paper") if e.uid not in papers][: 12 - len(papers)]
     triples = [t for uid in papers for t in kg.subgraph(uid)]
     root = tmp_path / "proj"
-    params = yaml.safe_load((Path(__file__).resolve().parents[1] / "params.yaml").read_text())
+    params = yaml.safe_load((Path(__file__).resolve().parents[2] / "params.yaml").read_text())
     params["paths"].update({"thesis_results": str(shared / "reference/thesis_results")})
     root.mkdir()
     (root / "params.yaml").write_text(yaml.safe_dump(params))

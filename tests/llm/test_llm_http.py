@@ -14,7 +14,7 @@ from hublab.llm import factory
 from hublab.llm.factory import build_llm
 from llm_servers import FaultServer, closed_port_url
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
 ENV_VARS = ("HUBLAB_LLM_BASE_URL", "HUBLAB_LLM_MODEL", "HUBLAB_LLM_API_KEY_ENV")
 

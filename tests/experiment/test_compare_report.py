@@ -19,7 +19,7 @@ def project(tmp_path: Path, shared: Path, gv3_orkg_graph, monkeypatch) -> Path:
     small = RdfKnowledgeGraph.from_triples([t for p in papers for t in gv3_orkg_graph.subgraph(p)])
     root = make_project(tmp_path / "proj", shared, small, pairs, monkeypatch)
     (root / "pipelines").mkdir()
-    repo = Path(__file__).resolve().parents[1] / "pipelines"
+    repo = Path(__file__).resolve().parents[2] / "pipelines"
     for name in ("bm25.yaml", "difar_local.yaml"):
         (root / "pipelines" / name).write_text((repo / name).read_text())
     monkeypatch.chdir(root)

@@ -24,7 +24,7 @@ from hublab.retrievers.methods.hublink.hubs import HubDetector, find_hub_roots
 from hublab.retrievers.methods.hublink.search import HubSearch
 from hublab.retrievers.registry import get_retriever_class
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 QUESTION = "Which research method does the self-adaptive systems survey use?"
 
 

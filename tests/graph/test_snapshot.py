@@ -22,7 +22,7 @@ from hublab.graph.orkg_export import read_export
 from hublab.graph.rdf import RdfKnowledgeGraph
 from hublab.graph.snapshot import build_snapshot, content_hash, paper_subgraph, snapshot_from_api
 
-FIXTURES = Path(__file__).parent / "fixtures" / "orkg_api"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "orkg_api"
 FIXTURE_PAPERS = ["R872878", "R870673", "R873171"]
 BASE = "https://sandbox.orkg.org"
 CFG = {"source": "export", "name": "gv3_orkg", "research_field": "R659055", "contribution_pattern": " 1$"}

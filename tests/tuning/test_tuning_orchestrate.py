@@ -28,7 +28,7 @@ def score(req: TrialRequest) -> dict[str, float]:
 
 def project(root: Path) -> Settings:
     root.mkdir(parents=True)
-    params = yaml.safe_load((Path(__file__).resolve().parents[1] / "params.yaml").read_text())
+    params = yaml.safe_load((Path(__file__).resolve().parents[2] / "params.yaml").read_text())
     (root / "p.yaml").write_text(yaml.safe_dump(PIPELINE))
     return Settings(root, params)
 

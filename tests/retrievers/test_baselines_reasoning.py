@@ -349,7 +349,7 @@ def test_pipeline_yaml_builds(name, variant, gv3, embedder):
     """pipelines/<name>{,_local}.yaml name the registered type and only parameters the class accepts."""
     from hublab.pipeline.config import load_pipeline
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     cfg = load_pipeline(root / "pipelines" / f"{name}{variant}.yaml")
     assert cfg.retriever_type == name
     assert (cfg.llm["backend"] == "none") == (variant == "_local")

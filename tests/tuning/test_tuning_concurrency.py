@@ -57,7 +57,7 @@ from hublab.cli import main
 sys.argv = ["hublab", *sys.argv[1:]]
 main()
 """
-SRC = Path(__file__).resolve().parents[1] / "src"
+SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 @pytest.fixture()
