@@ -300,14 +300,21 @@ def run_study(
         return values_ if spec.mode == "nsga2" else values_[0]
 
     planned_n = len(ofat_list) if spec.mode == "ofat" else int(spec.n_trials or 0)
-    ran = _drive(study, spec, objective, planned_n, {t.key for t in ofat_list}, on_progress)
+    def requeue() -> int:
+        """Planned OFAT trials left with no COMPLETE/WAITING/RUNNING trial (a retry killed too) are queued again."""
+        with locked(study):
+            return _enqueue_ofat(study, ofat_list, params, base_cfg)
+
+    ran = _drive(study, spec, objective, planned_n, {t.key for t in ofat_list}, on_progress,
+                 requeue if spec.mode == "ofat" else None)
     result = collect(study, spec, base_cfg, space, params)
     result.ran, result.planned = ran, planned_n
     return result
 
 
 def _drive(study: optuna.Study, spec: StudySpec, objective: Callable[[optuna.Trial], Any], planned_n: int,
-           planned_keys: set[str], on_progress: ProgressFn | None) -> int:
+           planned_keys: set[str], on_progress: ProgressFn | None,
+           requeue: Callable[[], int] | None = None) -> int:
     """The worker loop: take trials until the budget or the queue is exhausted, then wait for the trials
     other workers (or dead workers, until their heartbeat goes stale and they are re-queued) still hold."""
     backend = getattr(study._storage, "_backend", study._storage)  # noqa: SLF001
@@ -316,7 +323,7 @@ def _drive(study: optuna.Study, spec: StudySpec, objective: Callable[[optuna.Tri
         backend.planned_only.add(study._study_id)  # noqa: SLF001
     poll = spec.poll_interval or float(spec.heartbeat_interval)
     budget = spec.n_trials if spec.mode == "ofat" else None
-    ran = 0
+    ran = requeues = 0
 
     def progress() -> None:
         if on_progress is not None:
@@ -354,6 +361,10 @@ def _drive(study: optuna.Study, spec: StudySpec, objective: Callable[[optuna.Tri
                 time.sleep(poll)  # other workers' trials (or a dead one, until it is stale)
                 progress()
                 continue
+            if (requeue is not None and requeues < 2 and _finished(study, spec, planned_keys) < planned_n
+                    and requeue()):
+                requeues += 1  # bounded: a trial that fails every time must not loop forever
+                continue  # a planned trial failed past its retry (e.g. killed twice): run it again
             break
     finally:
         if heartbeat:
