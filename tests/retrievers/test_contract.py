@@ -19,7 +19,7 @@ from hublab.graph.rdf import RdfKnowledgeGraph
 from hublab.retrievers.base import Context, Resources, RetrievalResult
 from hublab.retrievers.registry import available, build_retriever, get_retriever_class
 
-METHODS = available()
+METHODS = available(plugins=False)  # the package's methods, not test doubles other modules register
 QUESTION = "Which research method does the paper 'Microservice migration study' use?"
 
 

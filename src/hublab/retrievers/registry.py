@@ -31,10 +31,10 @@ def register(name: str):
     return deco
 
 
-def available() -> list[str]:
-    """Every method name (the module names under ``retrievers/methods/``, plus plugins), sorted."""
+def available(*, plugins: bool = True) -> list[str]:
+    """Every method name (the module names under ``retrievers/methods/``, plus registered plugins), sorted."""
     names = {m.name for m in pkgutil.iter_modules(methods.__path__) if not m.name.startswith("_")}
-    return sorted(names | set(_PLUGINS))
+    return sorted(names | (set(_PLUGINS) if plugins else set()))
 
 
 def get_retriever_class(name: str) -> type[Retriever]:
