@@ -71,6 +71,8 @@ def test_pipeline_runs_over_http(name, small_project: Path, llama_server, monkey
     monkeypatch.setenv("HUBLAB_ROOT", str(small_project))
     monkeypatch.chdir(small_project)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # a local endpoint needs no key, and none is sent
+    for var in ("HUBLAB_LLM_BASE_URL", "HUBLAB_LLM_MODEL"):  # the CLI sets them in-process: restore after
+        monkeypatch.delenv(var, raising=False)
     res = CliRunner().invoke(app, ["run", str(ROOT / "pipelines" / f"{name}.yaml"), "--graph", "gv3_orkg",
                                    "--dataset", "gv3_orkg", "--no-carbon", "--experiment", f"http-{name}",
                                    "--llm-base-url", llama_server, "--llm-model", "gemma3-270m", "--json"])
