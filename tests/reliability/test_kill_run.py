@@ -47,7 +47,7 @@ def test_run_killed_at_five_points_then_rerun_equals_uninterrupted_run(indexed_p
         proc = K.spawn(root, *K.RUN_ARGS, log=root / f"run-kill-{i}.log")
         assert K.kill_when(proc, ready), f"{label}: the run finished before the kill point"
         seen.append((label, K.checkpoint_lines(root), K.mlflow_runs(root)))
-        assert len({rid for rid, _, _ in K.mlflow_runs(root)}) == 1, (label, seen)  # resumed, never a second run
+        assert len({rid for rid, _, _ in K.mlflow_runs(root)}) <= 1, (label, seen)  # resumed, never a second run
     got = K.run_outcome(root, K.hublab(root, *K.RUN_ARGS).stdout)
     assert got["n_records"] == K.N_QUESTIONS, seen
     assert got["csv_questions"] == reference_run["csv_questions"]
