@@ -16,6 +16,13 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("HUBLAB_SHARED", ROOT.parent / "shared"))
 
 
+@pytest.fixture(autouse=True)
+def _no_leaked_tracking_uri(monkeypatch):
+    """``mlflow.set_tracking_uri`` exports MLFLOW_TRACKING_URI into os.environ; without this, one test's project
+    store would leak into later tests and into the hublab subprocesses they start."""
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+
+
 @pytest.fixture(scope="session")
 def shared() -> Path:
     if not SHARED.exists():

@@ -373,7 +373,7 @@ def _spawn(project: Path, script: Path, sleep_s: str) -> subprocess.Popen:
 
 def test_second_process_changes_nothing_and_killed_run_is_marked_and_resumed(project: Path):
     script = project / "go.py"
-    script.write_text(SCRIPT.format(tests=str(REPO / "tests")))
+    script.write_text(SCRIPT.format(tests=str(Path(__file__).resolve().parent)))
     a = _spawn(project, script, "1.5")
     runs = project / "outputs" / "runs"
     deadline = time.time() + 120
