@@ -63,7 +63,8 @@ def paper_triples(full_graph, n: int) -> dict[str, Any]:
 
 
 def env(root: Path) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(SRC), "HUBLAB_ROOT": str(root), "HF_HUB_OFFLINE": "1",
+    inherited = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}  # the project's own store
+    return {**inherited, "PYTHONPATH": str(SRC), "HUBLAB_ROOT": str(root), "HF_HUB_OFFLINE": "1",
             "TRANSFORMERS_OFFLINE": "1", "MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "true",
             "PYTHONUNBUFFERED": "1", "TOKENIZERS_PARALLELISM": "false",
             "HUBLAB_INDEX_BATCH_HUBS": "1"}  # one commit per hub: ten kill points on ten hubs
