@@ -23,6 +23,14 @@ def _no_leaked_tracking_uri(monkeypatch):
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _no_leaked_llm_endpoint(monkeypatch):
+    """``--llm-base-url``/``--llm-model`` export HUBLAB_LLM_* into os.environ when the CLI runs in-process (as a
+    real CLI process would); without this, a CLI test's llama.cpp endpoint would override later tests' LLMs."""
+    for var in ("HUBLAB_LLM_BASE_URL", "HUBLAB_LLM_MODEL", "HUBLAB_LLM_API_KEY_ENV"):
+        monkeypatch.delenv(var, raising=False)
+
+
 @pytest.fixture(scope="session")
 def shared() -> Path:
     if not SHARED.exists():

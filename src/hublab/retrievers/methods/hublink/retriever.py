@@ -158,7 +158,7 @@ class HubLinkRetriever(Retriever):
             if r in filled:
                 hubs[r] = filled[r]
             elif len(h.paths) >= self.top_paths:
-                hubs[r] = self.search.prune_paths(h)
+                hubs[r] = self.search.prune_paths(h, q.vectors)
         return prune_hubs(hubs, self.alpha, self.n_hubs)
 
     def _hubs_at_level(self, q: ProcessedQuestion, roots: list[str]) -> list[Hub]:

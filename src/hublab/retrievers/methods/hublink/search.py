@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from hublab.vectorstore.base import VectorStore
 
@@ -23,6 +23,13 @@ class PathHit:
     level: str
     text: str
     subject: str = ""
+    support: float = 0.0  # set only to break ties (``HubSearch.break_ties``): Σ over query vectors of the best hit
+
+
+def _rank_key(h: PathHit) -> tuple[float, float, str]:
+    """Best score first, then ``support``, then a stable key (never the store's row order, which an incremental
+    re-index changes)."""
+    return (-h.score, -h.support, h.path_hash)
 
 
 @dataclass
@@ -38,8 +45,7 @@ class Hub:
             self.paths[hit.path_hash] = hit
 
     def ranked(self) -> list[PathHit]:
-        # ties broken by a stable key, never by the store's row order (which an incremental re-index changes)
-        return sorted(self.paths.values(), key=lambda h: (-h.score, h.path_hash))
+        return sorted(self.paths.values(), key=_rank_key)
 
 
 def _ids(ids: list[str]) -> str:
@@ -53,16 +59,35 @@ class HubSearch:
         self.top_paths = top_paths
         self.penalty = diversity_penalty
 
-    def _search(self, vectors, limit: int, filter: str) -> list[PathHit]:
+    def _search_per_vector(self, vectors, limit: int, filter: str) -> list[list[PathHit]]:
         res = self.store.search(self.collection, vectors, min(max(1, limit), MAX_LIMIT), filter=filter,
                                 output_fields=["hub_root", "path_hash", "level", "text", "subject"])
-        out = []
-        for hits in res:
+        return [[PathHit(h.fields["path_hash"], h.fields["hub_root"], h.score, h.fields.get("level", ""),
+                         h.fields.get("text", ""), h.fields.get("subject", "") or "") for h in hits] for hits in res]
+
+    def _search(self, vectors, limit: int, filter: str) -> list[PathHit]:
+        return [h for hits in self._search_per_vector(vectors, limit, filter) for h in hits]
+
+    def break_ties(self, vectors, ranked: list[PathHit], keep: int) -> list[PathHit]:
+        """When the cut at ``keep`` falls inside a group of equal best scores, rank that group by ``support``:
+        the sum over query vectors of each vector's best hit on the path (one filtered search over the tied
+        paths). Why: a question quoting a paper's title scores the title's entity-level row of *every* path of
+        that paper 1.0, so the best score alone cannot tell its venue path from its DOI path; the other query
+        vectors (question, components) can. The thesis keeps the best hit per path and is silent on ties."""
+        if len(ranked) <= keep or ranked[keep - 1].score != ranked[keep].score or self.store is None:
+            return ranked
+        cut = ranked[keep].score
+        tied = [h for h in ranked if h.score == cut]
+        flt = f"hub_root == {json.dumps(tied[0].hub_root)} and path_hash in {_ids([h.path_hash for h in tied])}"
+        support: dict[str, float] = {}
+        for hits in self._search_per_vector(vectors, 64 * len(tied), flt):
+            best: dict[str, float] = {}
             for h in hits:
-                f = h.fields
-                out.append(PathHit(f["path_hash"], f["hub_root"], h.score, f.get("level", ""), f.get("text", ""),
-                                   f.get("subject", "") or ""))
-        return out
+                best[h.path_hash] = max(best.get(h.path_hash, h.score), h.score)
+            for k, v in best.items():
+                support[k] = support.get(k, 0.0) + v
+        return sorted((replace(h, support=support.get(h.path_hash, 0.0)) if h.score == cut else h for h in ranked),
+                      key=_rank_key)
 
     def global_search(self, vectors, excluded: list[str]) -> dict[str, Hub]:
         """GLOBALSIMILARITYSEARCH: over-fetch 2·TopPathsToKeep per query vector outside ``excluded`` hubs."""
@@ -91,7 +116,7 @@ class HubSearch:
                     batch.add(h)
             if not batch.paths:  # the store ignored the exclusion: nothing new will come
                 break
-            for h in self.diversity_rank(batch):
+            for h in self.break_ties(vectors, self.diversity_rank(batch), self.top_paths - len(taken)):
                 if len(taken) >= self.top_paths:
                     break
                 taken[h.path_hash] = h
@@ -119,11 +144,14 @@ class HubSearch:
             if h.level == "triple" and h.subject:
                 score -= self.penalty * counts.get(h.subject, 0)
                 counts[h.subject] = counts.get(h.subject, 0) + 1
-            adjusted.append(PathHit(h.path_hash, h.hub_root, score, h.level, h.text, h.subject))
-        return sorted(adjusted, key=lambda h: (-h.score, h.path_hash))
+            adjusted.append(replace(h, score=score))
+        return sorted(adjusted, key=_rank_key)
 
-    def prune_paths(self, hub: Hub) -> Hub:
-        kept = self.diversity_rank(hub)[: self.top_paths]
+    def prune_paths(self, hub: Hub, vectors=None) -> Hub:
+        ranked = self.diversity_rank(hub)
+        if vectors is not None:
+            ranked = self.break_ties(vectors, ranked, self.top_paths)
+        kept = ranked[: self.top_paths]
         out = Hub(hub.root, {h.path_hash: h for h in kept})
         return out
 
