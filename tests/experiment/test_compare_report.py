@@ -45,3 +45,49 @@ def test_compare_table_has_every_method_and_thesis_columns(project: Path):
     assert next(r for r in rows if r["method"] == "bm25").get("thesis Recall") in ("", None)
     md = (project / "reports/compare_gv3_orkg/compare.md").read_text()
     assert "| difar |" in md and "thesis Recall" in md
+
+
+def test_compare_logs_one_parent_with_a_child_per_method_and_per_thesis_method(project: Path):
+    """MLflow layout: a parent run with the table artifacts; nested children with the headline metrics, ours
+    (``source=hublab``) and the thesis's (``source=thesis``) under the same metric keys. A second identical
+    invocation updates the same runs instead of adding new ones."""
+    import json
+
+    from mlflow.tracking import MlflowClient
+    from typer.testing import CliRunner
+
+    from hublab.cli import app
+    from hublab.tracking.mlflow_log import tracking_uri
+
+    args = ["report", "compare", "--graph", "gv3_orkg", "--dataset", "gv3_orkg", "--no-carbon", "--json"]
+    outs = []
+    for _ in range(2):
+        res = CliRunner().invoke(app, args)
+        assert res.exit_code == 0, res.output
+        outs.append(json.loads(res.output[res.output.index("{"):]))
+    parent_id = outs[0]["mlflow_comparison_run"]
+    assert outs[1]["mlflow_comparison_run"] == parent_id  # the same comparison: the same parent
+    client = MlflowClient(tracking_uri(project))
+    parent = client.get_run(parent_id)
+    assert parent.info.status == "FINISHED" and parent.data.params["graph"] == "gv3_orkg"
+    assert {a.path for a in client.list_artifacts(parent_id)} == {"compare.csv", "compare.md"}
+    exp = parent.info.experiment_id
+    children = client.search_runs([exp], f"tags.`mlflow.parentRunId` = '{parent_id}'")
+    by_source: dict[str, dict[str, object]] = {}
+    for c in children:
+        by_source.setdefault(c.data.tags["source"], {})[c.data.tags["hublab.method"]] = c
+    assert set(by_source["hublab"]) == {"bm25", "difar"}
+    assert set(by_source["thesis"]) == {"difar", "hublink", "fidelis", "mindmap"}  # GV3 rows of Table 10.5
+    assert len(children) == 6  # the second invocation added no runs
+    assert len(client.search_runs([exp], "tags.`hublab.role` = 'comparison'")) == 1
+    rows = {r["method"]: r for r in outs[1]["rows"]}
+    for method, child in by_source["hublab"].items():
+        m = child.data.metrics
+        assert m["recall_triples"] == pytest.approx(rows[method]["Recall"])
+        assert m["map_at_10_triples"] == pytest.approx(rows[method]["MAP@10"])
+        assert child.data.tags["hublab.method_run_id"] == rows[method]["mlflow_run"]
+        assert child.info.status == "FINISHED"
+    thesis_difar = by_source["thesis"]["difar"].data
+    assert thesis_difar.metrics["recall_triples"] == pytest.approx(0.523)
+    assert thesis_difar.metrics["map_at_10_triples"] == pytest.approx(0.230)
+    assert set(thesis_difar.metrics) <= set(by_source["hublab"]["difar"].data.metrics)  # same keys: comparable

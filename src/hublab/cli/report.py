@@ -30,7 +30,14 @@ def compare_cmd(
     from rich.console import Console
 
     from hublab.config import settings as load_settings
-    from hublab.experiment.compare import compare_methods, default_pipelines, log_comparison, markdown, write_report
+    from hublab.experiment.compare import (
+        compare_methods,
+        default_pipelines,
+        log_comparison,
+        markdown,
+        thesis_rows,
+        write_report,
+    )
 
     use_llm_endpoint(llm_base_url, llm_model)
     st = load_settings()
@@ -41,15 +48,16 @@ def compare_cmd(
                           max_output_triples=max_output_triples)
     out_dir = out or (st.root / "reports" / f"compare_{graph}")
     csv_path, md_path = write_report(res, out_dir, graph, dataset)
-    log_comparison(st.root, experiment, graph, dataset, chosen, limit, [csv_path, md_path])
+    parent = log_comparison(st.root, experiment, graph, dataset, chosen, limit, [csv_path, md_path], res=res,
+                            thesis=thesis_rows(st, graph), max_output_triples=max_output_triples)
     if as_json:
         import json
 
-        typer.echo(json.dumps({"graph": graph, "dataset": dataset, "rows": res.rows,
+        typer.echo(json.dumps({"graph": graph, "dataset": dataset, "mlflow_comparison_run": parent, "rows": res.rows,
                                "skipped": [{"pipeline": p, "why": w} for p, w in res.skipped]}, indent=1, default=str))
         return
     Console().print(markdown(res, graph, dataset))
-    Console().print(f"wrote {csv_path} and {md_path}")
+    Console().print(f"wrote {csv_path} and {md_path}; MLflow comparison run {parent} (experiment {experiment})")
 
 
 @report_app.command("summary")

@@ -4,6 +4,7 @@ side with the thesis's reported numbers, plus the thesis's sustainability metric
 from __future__ import annotations
 
 import csv
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,11 @@ from hublab.tracking.carbon import sustainability
 COLUMNS = [("recall@10_triples", "Recall@10"), ("hit@10_triples", "Hits@10"), ("map@10_triples", "MAP@10"),
            ("mrr@10_triples", "MRR@10"), ("triples_per_question", "triples/q"), ("recall_triples", "Recall"),
            ("precision_triples", "Precision"), ("f1_triples", "F1")]
+SOURCE_TAG = "source"  # "hublab" on our method children, "thesis" on the thesis reference children
+KEY_TAG = "hublab.comparison_key"
+CHILD_TAG = "hublab.comparison_child"
+ROLE_TAG = "hublab.role"  # "comparison" on the parent
+THESIS_SETTING = "OpenAI LLM + embeddings (Table 10.5)"
 VARIANT = {"gv1": "GV1", "gv2": "GV2", "gv3": "GV3", "gv4": "GV4", "gv3_orkg": "GV3"}
 
 
@@ -81,7 +87,7 @@ def compare_methods(pipelines: list[Path], graph: str, dataset: str, *, settings
         for key, label in COLUMNS:
             if key in ref:
                 row[f"thesis {label}"] = ref[key]
-        row["thesis setting"] = "OpenAI LLM + embeddings (Table 10.5)" if ref else ""
+        row["thesis setting"] = THESIS_SETTING if ref else ""
         rows.append(row)
     systems = {r["pipeline"]: (r["Recall"] or 0.0, r["kgCO2e/question"] or 0.0) for r in rows
                if r.get("kgCO2e/question")}
@@ -143,17 +149,109 @@ def write_report(res: CompareResult, out_dir: Path, graph: str, dataset: str) ->
     return csv_path, md_path
 
 
+def comparison_key(graph: str, dataset: str, pipelines: list[Path], limit: int | None,
+                   max_output_triples: int | None) -> str:
+    """What identifies a comparison: the same key finds (and updates) the same MLflow parent run."""
+    import hashlib
+    import json
+
+    ident = {"graph": graph, "dataset": dataset, "pipelines": sorted(p.name for p in pipelines), "limit": limit,
+             "max_output_triples": max_output_triples}
+    return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def headline_metrics(row: dict[str, Any]) -> dict[str, float]:
+    """A table row's headline metrics under their MLflow names (``recall_at_10_triples``…; the same keys as the
+    method runs and the thesis reference children)."""
+    from hublab.tracking.mlflow_log import finite_metrics
+
+    return finite_metrics({key: row.get(label) for key, label in COLUMNS})
+
+
+def thesis_children(thesis: dict[str, dict[str, float]], graph: str) -> dict[str, dict[str, Any]]:
+    """child key → run name, tags, metrics of one thesis reference run per thesis method on this graph variant."""
+    from hublab.tracking.mlflow_log import finite_metrics
+
+    ours = {v: k for k, v in THESIS_NAMES.items()}
+    out = {}
+    for name, vals in sorted(thesis.items()):
+        label = f"{name} ({VARIANT.get(graph, graph)})"
+        out[f"thesis:{name}"] = {
+            "name": f"thesis · {label}",
+            "tags": {SOURCE_TAG: "thesis", "hublab.method": ours.get(name, name.lower()), "thesis.config": label,
+                     "thesis.setting": THESIS_SETTING, "thesis.table": "graph_variants.csv (Table 10.5)"},
+            "metrics": finite_metrics(vals)}
+    return out
+
+
+def method_children(res: CompareResult) -> dict[str, dict[str, Any]]:
+    """child key → run name, tags, metrics of one child run per method we ran."""
+    out = {}
+    for r in res.rows:
+        tags = {SOURCE_TAG: "hublab", "hublab.method": r["method"], "hublab.pipeline": r["pipeline"],
+                "hublab.llm": r.get("llm") or "none", "hublab.scope": r.get("scope", "full"),
+                "hublab.n_questions": str(r.get("n_questions")), "hublab.method_run_id": str(r.get("mlflow_run")),
+                "hublab.bound": str(r.get("bound"))}
+        metrics = headline_metrics(r)
+        for key, col in (("runtime", "s/question"), ("llm_tokens", "LLM tokens/question"),
+                         ("emissions", "kgCO2e/question")):
+            v = r.get(col)
+            if isinstance(v, int | float) and not isinstance(v, bool):
+                metrics[key] = float(v)
+        out[f"method:{r['pipeline']}"] = {"name": f"{r['method']} · {r['pipeline']}", "tags": tags,
+                                          "metrics": metrics}
+    return out
+
+
 def log_comparison(root: Path, experiment: str, graph: str, dataset: str, pipelines: list[Path],
-                   limit: int | None, files: list[Path]) -> str:
-    """One MLflow run holding the comparison table files; returns its run id."""
-    import mlflow
+                   limit: int | None, files: list[Path], *, res: CompareResult | None = None,
+                   thesis: dict[str, dict[str, float]] | None = None,
+                   max_output_triples: int | None = None) -> str:
+    """The comparison in MLflow: one parent run (params, the CSV/Markdown table as artifacts) with one nested
+    child run per method (its headline metrics, a link to its full run) and one per thesis method reported on
+    this graph variant (``source=thesis``, the same metric keys), so MLflow's compare view puts ours next to
+    the thesis's. Re-running the same comparison (same graph, dataset, pipelines, limit, bound) updates that
+    parent and its children instead of adding new runs. Returns the parent's run id."""
+    from mlflow.entities import Metric, Param, RunTag
+    from mlflow.tracking import MlflowClient
+    from mlflow.utils.mlflow_tags import MLFLOW_PARENT_RUN_ID, MLFLOW_RUN_NAME
 
     from hublab.tracking import mlflow_log
 
     exp_id = mlflow_log.setup(root, experiment)
-    with mlflow.start_run(experiment_id=exp_id, run_name=f"comparison {graph}/{dataset}") as run:
-        mlflow.log_params({"graph": graph, "dataset": dataset, "limit": str(limit),
-                           "pipelines": ",".join(p.name for p in pipelines)[:6000]})
+    client = MlflowClient()
+    key = comparison_key(graph, dataset, pipelines, limit, max_output_triples)
+    now = int(time.time() * 1000)
+    found = client.search_runs([exp_id], f"tags.`{KEY_TAG}` = '{key}' and tags.`{ROLE_TAG}` = 'comparison'",
+                               order_by=["attributes.start_time DESC"], max_results=1)
+    params = {"graph": graph, "dataset": dataset, "limit": str(limit), "max_output_triples": str(max_output_triples),
+              "pipelines": ",".join(sorted(p.name for p in pipelines))[:mlflow_log.MAX_PARAM_LEN]}
+    name = f"comparison {graph}/{dataset}"
+    if found:
+        parent_id = found[0].info.run_id
+        client.update_run(parent_id, status="RUNNING")
+    else:
+        parent_id = client.create_run(exp_id, run_name=name, tags={KEY_TAG: key, ROLE_TAG: "comparison"}
+                                      ).info.run_id
+        client.log_batch(parent_id, params=[Param(k, v) for k, v in params.items()])
+    try:
+        children = {**method_children(res or CompareResult([], [])), **thesis_children(thesis or {}, graph)}
+        existing = {r.data.tags.get(CHILD_TAG): r.info.run_id for r in client.search_runs(
+            [exp_id], filter_string=f"tags.`{MLFLOW_PARENT_RUN_ID}` = '{parent_id}'", max_results=1000)}
+        for ckey, child in children.items():
+            run_id = existing.get(ckey)
+            if run_id is None:
+                run_id = client.create_run(exp_id, run_name=child["name"], tags={
+                    MLFLOW_PARENT_RUN_ID: parent_id, MLFLOW_RUN_NAME: child["name"]}).info.run_id
+            tags = mlflow_log.safe_tags({**child["tags"], CHILD_TAG: ckey, KEY_TAG: key})
+            client.log_batch(run_id, metrics=[Metric(k, v, now, 0) for k, v in child["metrics"].items()],
+                             tags=[RunTag(k, v) for k, v in tags.items()])
+            client.set_terminated(run_id, "FINISHED")
+        client.set_tag(parent_id, "hublab.n_children", str(len(children)))
         for f in files:
-            mlflow.log_artifact(str(f))
-    return run.info.run_id
+            client.log_artifact(parent_id, str(f))
+    except BaseException:
+        client.set_terminated(parent_id, "FAILED")
+        raise
+    client.set_terminated(parent_id, "FINISHED")
+    return parent_id
