@@ -86,8 +86,7 @@ def setup(root: Path, experiment: str) -> str:
         _OURS.add(uri)
     mlflow.set_tracking_uri(uri)
     if not own_store:
-        exp = mlflow.get_experiment_by_name(experiment)
-        return exp.experiment_id if exp is not None else mlflow.create_experiment(experiment)
+        return _get_or_create_experiment(mlflow, experiment)
     # Our sqlite store: creating its schema (alembic migrations) and the experiment are not safe to run from two
     # processes at once (the loser died in a migration), so they run under a file lock.
     import fcntl
@@ -98,6 +97,24 @@ def setup(root: Path, experiment: str) -> str:
         relocate_artifacts(root)
         if exp is None:
             return mlflow.create_experiment(experiment, artifact_location=f"{artifact_root(root)}/{experiment}")
+        return exp.experiment_id
+
+
+def _get_or_create_experiment(mlflow: Any, experiment: str) -> str:
+    """The experiment's id on a tracking server, created if missing. Two processes starting their first run in
+    a new experiment at once both find it missing; the loser's create is refused (RESOURCE_ALREADY_EXISTS) and it
+    uses the winner's."""
+    from mlflow.exceptions import MlflowException
+
+    exp = mlflow.get_experiment_by_name(experiment)
+    if exp is not None:
+        return exp.experiment_id
+    try:
+        return mlflow.create_experiment(experiment)
+    except MlflowException:
+        exp = mlflow.get_experiment_by_name(experiment)
+        if exp is None:
+            raise
         return exp.experiment_id
 
 
