@@ -22,12 +22,10 @@ import pytest
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 HEADLINE = "recall_triples"  # MLflow name of a headline metric every run logs
 BUDGET_MS = 15000  # virtual time for the SPA to fetch the run and render
-
-
-def _need_chromium() -> None:
-    if not Path(CHROMIUM).exists():
-        pytest.skip("chromium not installed: no `chromium` on PATH and no /usr/bin/chromium "
-                    "(apt-get install -y chromium; .ci/run installs it before the tests)")
+# checked before any fixture runs (no server started for nothing)
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=(
+    "chromium not installed: no `chromium` on PATH and no /usr/bin/chromium (apt-get install -y chromium; "
+    ".ci/run installs it before the tests)"))
 
 
 def chromium(url: str, *mode: str, timeout: float = 60) -> subprocess.CompletedProcess:
@@ -83,7 +81,6 @@ def ui_run(mlflow_server, small_project: Path, tmp_path_factory) -> UiRun:
     """One real ``hublab run`` (bm25, 3 questions) logged to the server through MLFLOW_TRACKING_URI."""
     from mlflow.tracking import MlflowClient
 
-    _need_chromium()
     experiment = f"ui-{uuid.uuid4().hex[:8]}"
     root = M.copy_project(small_project, tmp_path_factory.mktemp("ui") / "proj")
     p = subprocess.run(M.run_args("bm25", 3, experiment), cwd=root, env=M.run_env(root, mlflow_server.url),
