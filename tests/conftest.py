@@ -9,6 +9,7 @@ import pytest
 
 from hublab.env import apply_offline_defaults
 from llm_servers import fault_server, llama_server  # noqa: F401 - shared fixtures (one llama.cpp server a session)
+from mlflow_servers import mlflow_project, mlflow_server  # noqa: F401 - one mlflow server a session
 
 apply_offline_defaults()
 

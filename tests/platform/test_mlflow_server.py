@@ -12,9 +12,10 @@ import subprocess
 import uuid
 from pathlib import Path
 
-import mlflow_support as M
 import pytest
 import yaml
+
+import mlflow_servers as M
 
 INJECT = Path(__file__).resolve().parent / "inject"
 JOBS = {"bm25": 3, "bm25_k10": 5}  # pipeline → --limit: two different runs (different configs and scopes)
@@ -26,14 +27,14 @@ def _questions(root: Path, n: int) -> list[str]:
     return [p.question for p in read_jsonl(root / "data/kgqa/gv3_orkg.jsonl")[:n]]
 
 
-def test_two_concurrent_hublab_runs_log_whole_runs_to_one_mlflow_server(mlflow_server, small_project: Path,
+def test_two_concurrent_hublab_runs_log_whole_runs_to_one_mlflow_server(mlflow_server, mlflow_project: Path,
                                                                         tmp_path: Path):
     from mlflow.tracking import MlflowClient
 
     from hublab.tracking.mlflow_log import finite_metrics
 
     experiment = f"concurrent-{uuid.uuid4().hex[:8]}"
-    roots = {name: M.copy_project(small_project, tmp_path / name / "proj") for name in JOBS}
+    roots = {name: M.copy_project(mlflow_project, tmp_path / name / "proj") for name in JOBS}
     barrier = tmp_path / "barrier"
     barrier.mkdir()
     procs = {}

@@ -16,8 +16,9 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-import mlflow_support as M
 import pytest
+
+import mlflow_servers as M
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 HEADLINE = "recall_triples"  # MLflow name of a headline metric every run logs
@@ -77,12 +78,12 @@ class UiRun:
 
 
 @pytest.fixture(scope="module")
-def ui_run(mlflow_server, small_project: Path, tmp_path_factory) -> UiRun:
+def ui_run(mlflow_server, mlflow_project: Path, tmp_path_factory) -> UiRun:
     """One real ``hublab run`` (bm25, 3 questions) logged to the server through MLFLOW_TRACKING_URI."""
     from mlflow.tracking import MlflowClient
 
     experiment = f"ui-{uuid.uuid4().hex[:8]}"
-    root = M.copy_project(small_project, tmp_path_factory.mktemp("ui") / "proj")
+    root = M.copy_project(mlflow_project, tmp_path_factory.mktemp("ui") / "proj")
     p = subprocess.run(M.run_args("bm25", 3, experiment), cwd=root, env=M.run_env(root, mlflow_server.url),
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]

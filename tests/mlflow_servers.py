@@ -1,5 +1,13 @@
-"""An ``mlflow server`` process on 127.0.0.1 (the venv's MLflow, a throwaway sqlite store and artifact folder)
-and small real HubLab projects whose ``hublab run`` subprocesses log to it through ``MLFLOW_TRACKING_URI``."""
+"""A real MLflow tracking server for platform tests, on 127.0.0.1 only.
+
+- ``mlflow_server`` (session fixture): ``mlflow server`` (the venv's MLflow) with a throwaway sqlite store and
+  artifact folder, started once and stopped after the session.
+- ``mlflow_project`` (session fixture): a small real HubLab project (10 GV3 papers, 10 KGQA rows, two LLM-free
+  BM25 pipelines); tests copy it (``copy_project``) and run ``hublab run`` subprocesses in the copies with
+  ``MLFLOW_TRACKING_URI`` pointing at the server (``run_env``).
+
+(Fixtures live here and are imported by ``tests/conftest.py``: a second ``conftest.py`` in a folder without
+``__init__.py`` would shadow the root one for ``from conftest import make_project``.)"""
 
 from __future__ import annotations
 
@@ -14,9 +22,10 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 import yaml
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "src"
 MLFLOW = Path(sys.executable).parent / "mlflow"
 GRAPH = "gv3_orkg"
@@ -142,3 +151,18 @@ def run_args(pipeline: str, limit: int, experiment: str) -> list[str]:
 
 def parse_run_json(stdout: str) -> dict:
     return json.loads(stdout[stdout.index("{"):])
+
+
+@pytest.fixture(scope="session")
+def mlflow_server(tmp_path_factory):
+    server = start_mlflow_server(tmp_path_factory.mktemp("mlflow_server"))
+    try:
+        yield server
+    finally:
+        stop_mlflow_server(server)
+
+
+@pytest.fixture(scope="session")
+def mlflow_project(tmp_path_factory, shared: Path, gv3_orkg_graph) -> Path:
+    """The template project; copy it (``copy_project``) before running anything in it."""
+    return build_project(tmp_path_factory.mktemp("mlflow_project") / "proj", shared, gv3_orkg_graph)
