@@ -11,6 +11,7 @@ per question and per run, and a run whose failure share exceeds ``evaluation.max
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from hublab.experiment.checkpoint import Checkpoint, RunLock, RunLocked  # noqa:
 from hublab.experiment.identity import RunIdentity, run_identity
 from hublab.pipeline.config import PipelineConfig, flatten
 
+log = logging.getLogger(__name__)
 OnQuestion = Callable[[int, int, dict[str, float]], bool]
 #: Headline metrics, in the order they are shown: rank metrics at k = 10 first, then the full-list metrics next
 #: to the number of triples they were measured over (a recall over 300 triples is not one over 16).
@@ -242,7 +244,8 @@ def _run_locked(cfg: PipelineConfig, graph: str, dataset: str, pairs: list[QAPai
                            "run_identity": ident.run_id})
             mlflow.log_params(params)
             if dataset_input is not None:
-                run_inputs.log_dataset_input(dataset_input[0], dataset, dataset_input[1], scope=ident.scope)
+                _best_effort("logging the dataset input", run_inputs.log_dataset_input, dataset_input[0], dataset,
+                             dataset_input[1], scope=ident.scope)
         embedder = getattr(pipeline.retriever.resources.embedder, "name", None) if pipeline is not None else None
         tags = {"hublab.retriever": cfg.retriever_type, "hublab.pipeline": cfg.name, **ident.tags(),
                 **run_inputs.run_tags(cfg, graph, dataset, embedder)}
@@ -252,8 +255,8 @@ def _run_locked(cfg: PipelineConfig, graph: str, dataset: str, pairs: list[QAPai
         if pipeline is not None and _has_llm(pipeline):  # the prompt versions this run's LLM steps send
             from hublab.tracking.prompt_registry import register_and_link
 
-            register_and_link(cfg, run.info.run_id, lock_dir=st.root / "mlruns" if (st.root / "mlruns").is_dir()
-                              else None)
+            _best_effort("registering the prompts", register_and_link, cfg, run.info.run_id,
+                         lock_dir=st.root / "mlruns" if (st.root / "mlruns").is_dir() else None)
         carbon = None
         if pending:
             from hublab.tracking.carbon import CarbonTracker
@@ -326,6 +329,22 @@ def _run_locked(cfg: PipelineConfig, graph: str, dataset: str, pairs: list[QAPai
         raise
     mlflow.end_run("FAILED" if failed else "FINISHED")
     return summary
+
+
+def _best_effort(what: str, fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
+    """Run-metadata logging that must not stop an experiment (a tracking server without a prompt registry, …):
+    a failure is logged, and tagged ``hublab.tracking_error``."""
+    import mlflow
+
+    try:
+        return fn(*args, **kw)
+    except Exception as exc:  # noqa: BLE001
+        log.warning("%s failed: %s", what, exc)
+        try:
+            mlflow.set_tag("hublab.tracking_error", f"{what}: {type(exc).__name__}: {exc}"[:500])
+        except Exception:  # noqa: BLE001
+            pass
+        return None
 
 
 def _has_llm(pipeline) -> bool:

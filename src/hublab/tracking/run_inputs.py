@@ -49,7 +49,7 @@ def log_dataset_input(pairs: list[QAPair], name: str, path: Path, *, scope: str 
         warnings.simplefilter("ignore", UserWarning)
         ds = mlflow.data.from_pandas(dataset_frame(pairs), source=str(Path(path).resolve()),
                                      targets="golden_answer", name=name, digest=file_digest(path))
-    mlflow.log_input(ds, context=DATASET_CONTEXT, tags={"hublab.scope": scope})
+        mlflow.log_input(ds, context=DATASET_CONTEXT, tags={"hublab.scope": scope})
     return ds
 
 
