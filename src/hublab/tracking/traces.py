@@ -29,6 +29,7 @@ from hublab.tracking.mlflow_log import scrub_obj
 
 log = logging.getLogger(__name__)
 
+ATTACHMENTS_ENV = "MLFLOW_TRACE_EXTRACT_ATTACHMENTS"
 MAX_TEXT = 20_000  # longest string kept in a span's inputs/outputs (prompts with 30 hubs' paths stay whole)
 
 
@@ -167,11 +168,21 @@ def run_tracer(run_id: str, experiment_id: str, secrets: list[str] | None = None
     if not enabled:
         yield None
         return
+    import os
+
     tracer = MlflowTracer(run_id, experiment_id, secrets)
+    # MLflow scans every span input/output twice for base64 images/audio to store as attachments (a JSON
+    # round trip of each value): our spans carry text only, and the scan was most of the tracing cost on
+    # RETRIEVER spans with ~200 documents. A value the user set wins.
+    own_env = ATTACHMENTS_ENV not in os.environ
+    if own_env:
+        os.environ[ATTACHMENTS_ENV] = "false"
     try:
         with observability.installed(tracer):
             yield tracer
     finally:
         if tracer.n_traces:
             flush()
+        if own_env:
+            os.environ.pop(ATTACHMENTS_ENV, None)
 
