@@ -29,6 +29,8 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--modes", default="trace,no-trace")
     ap.add_argument("--pipeline", default=str(ROOT / "pipelines" / "hublink_local.yaml"))
+    ap.add_argument("--paired", action="store_true",
+                    help="each question untraced and traced, alternating order, one pipeline")
     args = ap.parse_args()
 
     from hublab.env import apply_offline_defaults
@@ -39,6 +41,9 @@ def main() -> None:
     from hublab.pipeline.config import load_pipeline
 
     cfg = load_pipeline(args.pipeline)
+    if args.paired:
+        paired(cfg, args.limit, args.repeats)
+        return
     has_trace = "trace" in inspect.signature(run_experiment).parameters
     print(f"hublab from {Path(hublab.__file__).parent}; tracing support: {has_trace}", file=sys.stderr)
 
@@ -60,6 +65,46 @@ def main() -> None:
             r["wall_s"].append(round(wall, 2))
             r["median_question_s"].append(round(statistics.median(per_q), 3))
     print(json.dumps({"limit": args.limit, "tracing_support": has_trace, "results": results}, indent=1))
+
+
+def paired(cfg, limit: int, repeats: int) -> None:
+    """Per question, the runner's ``_run_question`` untraced and traced (order alternating), on one loaded
+    pipeline, inside one MLflow run; then the wait for the export queue."""
+    import mlflow
+
+    from hublab import observability
+    from hublab.config import settings
+    from hublab.datasets.catalog import load_dataset
+    from hublab.experiment.runner import _run_question
+    from hublab.pipeline.pipeline import build_pipeline
+    from hublab.tracking import mlflow_log, traces
+
+    st = settings()
+    pairs = load_dataset(st, "gv3_orkg")[:limit]
+    pipe = build_pipeline(cfg, "gv3_orkg", st)
+    _run_question(pipe, None, 0, pairs[0], 10)  # warm-up: models, graph, index
+    exp = mlflow_log.setup(st.root, "bench-tracing-paired")
+    off: list[float] = []
+    on: list[float] = []
+    with mlflow.start_run(experiment_id=exp) as run, \
+            traces.run_tracer(run.info.run_id, exp) as tracer:
+        for _ in range(repeats):
+            for i, p in enumerate(pairs):
+                for traced in ((False, True) if i % 2 == 0 else (True, False)):
+                    with observability.installed(tracer if traced else None):
+                        t0 = time.perf_counter()
+                        _run_question(pipe, None, i, p, 10)
+                        (on if traced else off).append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        traces.flush()
+        flush_s = time.perf_counter() - t0
+    diffs = [b - a for a, b in zip(off, on, strict=True)]
+    print(json.dumps({"questions": len(pairs), "repeats": repeats, "untraced_total_s": round(sum(off), 2),
+                      "traced_total_s": round(sum(on), 2), "median_overhead_per_question_s":
+                      round(statistics.median(diffs), 4), "mean_overhead_per_question_s":
+                      round(statistics.mean(diffs), 4), "final_flush_s": round(flush_s, 2),
+                      "n_traces": tracer.n_traces, "untraced_s": [round(x, 3) for x in off],
+                      "traced_s": [round(x, 3) for x in on]}, indent=1))
 
 
 if __name__ == "__main__":
