@@ -20,6 +20,8 @@ def run_cmd(
     experiment: str | None = typer.Option(None, "--experiment", help="MLflow experiment name."),
     resume: bool = typer.Option(True, "--resume/--no-resume", help="Reuse finished questions of this config."),
     carbon: bool = typer.Option(True, "--carbon/--no-carbon", help="Track energy/emissions with CodeCarbon."),
+    trace: bool = typer.Option(True, "--trace/--no-trace",
+                               help="Log one MLflow trace per question (the run's Traces tab)."),
     report_dir: Path | None = typer.Option(None, "--report-dir",
                                            help="Also write metrics.json + per-slice CSVs here (DVC metrics/plots)."),
     llm_base_url: str | None = LLM_BASE_URL,
@@ -36,7 +38,7 @@ def run_cmd(
     use_llm_endpoint(llm_base_url, llm_model)
     cfg = load_pipeline(pipeline)
     s = run_experiment(cfg, graph, dataset, limit=limit, experiment=experiment, resume=resume, track_carbon=carbon,
-                       progress=not as_json)
+                       progress=not as_json, trace=trace)
     if as_json:
         typer.echo(json.dumps({"pipeline": cfg.name, "graph": graph, "dataset": dataset, "run_id": s.run_id,
                                "n_questions": s.n_questions, "scope": s.scope, "metrics": s.metrics,

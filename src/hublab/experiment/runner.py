@@ -11,12 +11,14 @@ per question and per run, and a run whose failure share exceeds ``evaluation.max
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hublab import observability
 from hublab.config import Settings
 from hublab.config import settings as load_settings
 from hublab.datasets.model import QAPair
@@ -32,6 +34,7 @@ from hublab.experiment.checkpoint import Checkpoint, RunLock, RunLocked  # noqa:
 from hublab.experiment.identity import RunIdentity, run_identity
 from hublab.pipeline.config import PipelineConfig, flatten
 
+log = logging.getLogger(__name__)
 OnQuestion = Callable[[int, int, dict[str, float]], bool]
 #: Headline metrics, in the order they are shown: rank metrics at k = 10 first, then the full-list metrics next
 #: to the number of triples they were measured over (a recall over 300 triples is not one over 16).
@@ -120,6 +123,7 @@ def run_experiment(
     question_timeout_s: float | None = None,
     run_timeout_s: float | None = None,
     max_failure_share: float | None = None,
+    trace: bool = True,
 ) -> RunSummary:
     st = settings or load_settings()
     from hublab.datasets.catalog import check_golden_ids, is_dataset_file, load_dataset
@@ -137,6 +141,7 @@ def run_experiment(
             raise InputError(f"dataset {dataset!r} refers to graph {expected_graph!r}, not {graph!r}: golden triple "
                              "ids would not match", field="--graph")
     n_total = len(pairs)
+    all_pairs = pairs
     if limit is not None:
         if limit <= 0:
             raise InputError("--limit must be positive", field="--limit")
@@ -154,7 +159,8 @@ def run_experiment(
     try:
         return _run_locked(cfg, graph, dataset, pairs, k, budgets, ident, ckpt, st, exp_name, chash,
                            parent_run_id=parent_run_id, nested=nested, run_name=run_name, log_artifacts=log_artifacts,
-                           on_question=on_question, resume=resume, progress=progress, track_carbon=track_carbon)
+                           on_question=on_question, resume=resume, progress=progress, track_carbon=track_carbon,
+                           trace=trace, dataset_input=(all_pairs, dataset_file))
     finally:
         lock.release()
 
@@ -192,10 +198,11 @@ def _mark_killed_if_stale(run_id: str) -> bool:
 def _run_locked(cfg: PipelineConfig, graph: str, dataset: str, pairs: list[QAPair], k: int,
                 budgets: dict[str, float | None], ident: RunIdentity, ckpt: Checkpoint, st: Settings, exp_name: str,
                 chash: str, *, parent_run_id: str | None, nested: bool, run_name: str | None, log_artifacts: bool,
-                on_question: OnQuestion | None, resume: bool, progress: bool, track_carbon: bool) -> RunSummary:
+                on_question: OnQuestion | None, resume: bool, progress: bool, track_carbon: bool,
+                trace: bool = True, dataset_input: tuple[list[QAPair], Path] | None = None) -> RunSummary:
     import mlflow
 
-    from hublab.tracking import mlflow_log
+    from hublab.tracking import mlflow_log, run_inputs, traces
 
     done = ckpt.load() if resume else {}
     # questions that ended in an error are retried on resume (an error is not a result)
@@ -236,10 +243,20 @@ def _run_locked(cfg: PipelineConfig, graph: str, dataset: str, pairs: list[QAPai
             params.update({"graph": graph, "dataset": dataset, "config_hash": chash, "limit": str(ident.limit),
                            "run_identity": ident.run_id})
             mlflow.log_params(params)
-        tags = {"hublab.retriever": cfg.retriever_type, "hublab.pipeline": cfg.name, **ident.tags()}
+            if dataset_input is not None:
+                _best_effort("logging the dataset input", run_inputs.log_dataset_input, dataset_input[0], dataset,
+                             dataset_input[1], scope=ident.scope)
+        embedder = getattr(pipeline.retriever.resources.embedder, "name", None) if pipeline is not None else None
+        tags = {"hublab.retriever": cfg.retriever_type, "hublab.pipeline": cfg.name, **ident.tags(),
+                **run_inputs.run_tags(cfg, graph, dataset, embedder)}
         if killed:
             tags["hublab.resumed_after_kill"] = "true"
         mlflow.set_tags(mlflow_log.safe_tags(tags, secrets))
+        if pipeline is not None and _has_llm(pipeline):  # the prompt versions this run's LLM steps send
+            from hublab.tracking.prompt_registry import register_and_link
+
+            _best_effort("registering the prompts", register_and_link, cfg, run.info.run_id,
+                         lock_dir=st.root / "mlruns" if (st.root / "mlruns").is_dir() else None)
         carbon = None
         if pending:
             from hublab.tracking.carbon import CarbonTracker
@@ -252,7 +269,9 @@ def _run_locked(cfg: PipelineConfig, graph: str, dataset: str, pairs: list[QAPai
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
             with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                          TimeRemainingColumn(), disable=not progress) as bar:
+                          TimeRemainingColumn(), disable=not progress) as bar, \
+                    traces.run_tracer(run.info.run_id, run.info.experiment_id, secrets,
+                                      enabled=trace and bool(pending)):
                 task = bar.add_task(f"{cfg.name} on {dataset}", total=len(pairs), completed=len(pairs) - len(pending))
                 run_budget = budgets["run_timeout_s"]
                 for i, p in pending:
@@ -312,6 +331,28 @@ def _run_locked(cfg: PipelineConfig, graph: str, dataset: str, pairs: list[QAPai
     return summary
 
 
+def _best_effort(what: str, fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
+    """Run-metadata logging that must not stop an experiment (a tracking server without a prompt registry, …):
+    a failure is logged, and tagged ``hublab.tracking_error``."""
+    import mlflow
+
+    try:
+        return fn(*args, **kw)
+    except Exception as exc:  # noqa: BLE001
+        log.warning("%s failed: %s", what, exc)
+        try:
+            mlflow.set_tag("hublab.tracking_error", f"{what}: {type(exc).__name__}: {exc}"[:500])
+        except Exception:  # noqa: BLE001
+            pass
+        return None
+
+
+def _has_llm(pipeline) -> bool:
+    from hublab.llm.base import llm_free
+
+    return any(not llm_free(llm) for llm in pipeline.all_llms())
+
+
 def _failure(metrics: dict[str, float], budgets: dict[str, float | None], budget_hit: bool, n_done: int,
              n_wanted: int) -> tuple[bool, str]:
     """(failed, why): the run budget ran out, or errors + degraded questions exceed the allowed share."""
@@ -329,6 +370,26 @@ def _failure(metrics: dict[str, float], budgets: dict[str, float | None], budget
 
 def _run_question(pipeline, carbon, i: int, p: QAPair, k: int, *, question_timeout_s: float | None = None,
                   secrets: list[str] | None = None) -> dict[str, Any]:
+    """One question, traced as the root span of its trace (``hublab.observability``; a no-op untracked): inputs
+    the question, outputs the answer and retrieved triples, attributes its metrics, runtime and LLM usage."""
+    with observability.span(f"question {_key(i, p)}", observability.CHAIN,
+                            inputs={"question": p.question, "topic_entity_id": p.topic_entity_id,
+                                    "topic_entity_value": p.topic_entity_value},
+                            attributes={"uid": p.uid, "index": i}) as sp:
+        rec = _answer_question(pipeline, carbon, i, p, k, question_timeout_s=question_timeout_s, secrets=secrets)
+        if sp.recording:
+            sp.set_outputs({"answer": rec["generated_answer"], "retrieved_context": rec["retrieved_context"],
+                            "error": rec["error"], "reason": rec["reason"]})
+            sp.set_attributes({**{f"metric.{m}": v for m, v in rec["metrics"].items()},
+                               "golden_answer": p.golden_answer, "golden_triples": list(p.golden_triples),
+                               "runtime_s": rec["runtime"] or 0.0, "llm_tokens": rec["llm_tokens"],
+                               "n_llm_fallbacks": rec["n_llm_fallbacks"], "degraded": rec["degraded"],
+                               "error": rec["error"] or ""})
+        return rec
+
+
+def _answer_question(pipeline, carbon, i: int, p: QAPair, k: int, *, question_timeout_s: float | None = None,
+                     secrets: list[str] | None = None) -> dict[str, Any]:
     from hublab.tracking.mlflow_log import scrub
 
     name = _key(i, p)

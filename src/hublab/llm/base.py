@@ -4,9 +4,12 @@ the runner can report prompt/completion tokens per question."""
 from __future__ import annotations
 
 import threading
+import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
+
+from hublab import observability
 
 
 @dataclass
@@ -57,6 +60,8 @@ class LLM(ABC):
 
     # settings that change neither the request nor the answer (timeouts, key names, prices): not in cache keys
     _cache_exclude: ClassVar[frozenset[str]] = frozenset()
+    #: span type of a traced call (``observability``): LLM for completion backends, CHAT_MODEL for chat endpoints
+    span_kind: ClassVar[str] = observability.LLM
 
     @abstractmethod
     def _complete(self, prompt: str, *, json_schema: dict | None, max_tokens: int, system: str | None) -> LLMResponse:
@@ -70,13 +75,27 @@ class LLM(ABC):
         max_tokens: int = 512,
         system: str | None = None,
     ) -> LLMResponse:
-        resp = self._complete(prompt, json_schema=json_schema, max_tokens=max_tokens, system=system)
-        with self._lock:
-            self.usage.add(
-                TokenUsage(resp.prompt_tokens, resp.completion_tokens, 1, 1 if resp.cached else 0,
-                           1 if resp.error else 0, resp.retries, resp.cost)
-            )
+        with observability.span("llm.complete", self.trace_kind(), inputs=_span_inputs(prompt, system, json_schema,
+                                                                                    max_tokens)) as sp:
+            t0 = time.perf_counter()
+            resp = self._complete(prompt, json_schema=json_schema, max_tokens=max_tokens, system=system)
+            latency = time.perf_counter() - t0
+            with self._lock:
+                self.usage.add(
+                    TokenUsage(resp.prompt_tokens, resp.completion_tokens, 1, 1 if resp.cached else 0,
+                               1 if resp.error else 0, resp.retries, resp.cost)
+                )
+            if sp.recording:
+                sp.set_outputs({"text": resp.text, "data": resp.data} if resp.data is not None else resp.text)
+                sp.set_token_usage(resp.prompt_tokens, resp.completion_tokens)
+                sp.set_attributes({"model": self.model, "backend": type(self).__name__, "latency_s": latency,
+                                   "prompt_tokens": resp.prompt_tokens, "completion_tokens": resp.completion_tokens,
+                                   "cached": resp.cached, "retries": resp.retries, "cost_usd": resp.cost,
+                                   "error": resp.error or ""})
         return resp
+
+    def trace_kind(self) -> str:
+        return self.span_kind
 
     def cache_identity(self, prompt: str, *, json_schema: dict | None, max_tokens: int,
                        system: str | None) -> dict[str, Any]:
@@ -94,6 +113,11 @@ class LLM(ABC):
         with self._lock:
             u, self.usage = self.usage, TokenUsage()
         return u
+
+
+def _span_inputs(prompt: str, system: str | None, json_schema: dict | None, max_tokens: int) -> dict[str, Any]:
+    messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
+    return {"messages": messages, "json_schema": json_schema, "max_tokens": max_tokens}
 
 
 def llm_free(llm: LLM | None) -> bool:

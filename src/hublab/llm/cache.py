@@ -34,6 +34,9 @@ class CachedLLM(LLM):
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("CREATE TABLE IF NOT EXISTS llm (key TEXT PRIMARY KEY, resp TEXT)")
 
+    def trace_kind(self) -> str:
+        return self.inner.trace_kind()
+
     def _key(self, prompt, json_schema, max_tokens, system) -> str:
         ident = self.inner.cache_identity(prompt, json_schema=json_schema, max_tokens=max_tokens, system=system)
         return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()

@@ -81,6 +81,8 @@ class OpenAICompatibleLLM(LLM):
     price_output_per_1m: float | None = None
     _client: Any = field(default=None, repr=False)
 
+    span_kind = "CHAT_MODEL"  # a chat-completions endpoint (observability.CHAT_MODEL)
+
     # settings that change neither the request nor the answer: not part of the cache key
     _cache_exclude = frozenset({"api_key_env", "timeout_s", "max_retries", "retry_backoff_s",
                                 "price_input_per_1m", "price_output_per_1m"})

@@ -14,6 +14,7 @@ from typing import Annotated, Any, ClassVar
 
 import pydantic
 
+from hublab import observability
 from hublab.embedding.base import Embedder
 from hublab.errors import InputError
 from hublab.graph.base import KnowledgeGraph
@@ -59,6 +60,23 @@ class Resources:
     cache_dir: str | None = None
     index_dir: str | None = None  # folder for a retriever's own index files (manifests), versioned with the index
     root_entity_ids: list[str] = field(default_factory=list)  # the graph's entry points (ORKG research field)
+
+
+#: Most documents a RETRIEVER span records (an LLM-free HubLink returns ~200 triples; a baseline may return more)
+MAX_SPAN_DOCUMENTS = 500
+
+
+def context_documents(contexts: list[Context], limit: int = MAX_SPAN_DOCUMENTS) -> list[dict[str, Any]]:
+    """Contexts as MLflow-style retriever documents (``page_content``, ``metadata``, ``id``), best first: what a
+    RETRIEVER span shows. ``id`` is the triple's subject id where the context is a triple."""
+    docs = []
+    for rank, c in enumerate(contexts[:limit], start=1):
+        meta: dict[str, Any] = {"rank": rank}
+        if c.score is not None:
+            meta["score"] = float(c.score)
+        meta.update({str(k): v if isinstance(v, str | int | float | bool) else str(v) for k, v in c.metadata.items()})
+        docs.append({"page_content": c.text, "metadata": meta, "id": c.triple.subject.uid if c.triple else None})
+    return docs
 
 
 def _checkable(tp: Any) -> Any:
@@ -171,13 +189,25 @@ class Retriever(ABC):
         topic_entity_id: str | None = None,
         topic_entity_value: str | None = None,
     ) -> RetrievalResult:
-        """Never raises on bad input: returns an empty-but-valid result with ``reason`` set."""
-        if not isinstance(question, str) or not question.strip():
-            return RetrievalResult(reason="empty question")
-        result = self._retrieve(question, topic_entity_id, topic_entity_value)
-        if self.max_output_triples is not None:
-            result.contexts = result.contexts[: self.max_output_triples]
-        return result
+        """Never raises on bad input: returns an empty-but-valid result with ``reason`` set.
+
+        Traced as a RETRIEVER span (``hublab.observability``; a no-op unless a tracked run installed a tracer)
+        whose outputs are the returned contexts as documents."""
+        with observability.span(f"retrieve ({self.name})", observability.RETRIEVER,
+                                inputs={"question": question, "topic_entity_id": topic_entity_id,
+                                        "topic_entity_value": topic_entity_value}) as sp:
+            if not isinstance(question, str) or not question.strip():
+                result = RetrievalResult(reason="empty question")
+            else:
+                result = self._retrieve(question, topic_entity_id, topic_entity_value)
+                if self.max_output_triples is not None:
+                    result.contexts = result.contexts[: self.max_output_triples]
+            if sp.recording:
+                sp.set_outputs(context_documents(result.contexts))
+                sp.set_attributes({"retriever": self.name, "n_contexts": len(result.contexts),
+                                   "answer": result.answer or "", "reason": result.reason or "",
+                                   "fallbacks": list(result.fallbacks)})
+            return result
 
     @abstractmethod
     def _retrieve(

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from hublab import observability
 from hublab.embedding.base import Embedder
 from hublab.graph.base import KnowledgeGraph
 from hublab.llm.base import LLM, llm_free
@@ -78,20 +79,26 @@ def parse_components(r: Any) -> list[str] | None:
 def process_question(question: str, embedder: Embedder, *, llm: LLM | None, vocab: Vocabulary | None,
                      extract_components: bool) -> ProcessedQuestion:
     """PROCESSQUESTION (Alg. 11). EXTRACTCOMPONENTS by the LLM (Listing A.3); LLM-free, or when the call fails or
-    its output is malformed, by the rules (``rule_components``), and the fallback is recorded."""
+    its output is malformed, by the rules (``rule_components``), and the fallback is recorded. Traced as the
+    ``question analysis`` span (components, how they were found, fall-backs)."""
     comps: list[str] = []
     fallbacks: list[str] = []
-    if extract_components:
-        llm_done = False
-        if not llm_free(llm):
-            r = ask(llm, prompts.COMPONENTS.format(question=question), json_schema=prompts.COMPONENTS_SCHEMA,
-                             max_tokens=256)
-            parsed = parse_components(r) if r.error is None else None
-            if parsed is None:
-                fallbacks.append(f"components: {r.error or 'malformed output'}")
-            else:
-                comps, llm_done = parsed, True
-        if not llm_done and vocab is not None:
-            comps = rule_components(question, vocab)
-    vectors = embedder.embed([question, *comps])
+    source = "off"
+    with observability.span("question analysis (hublink)", observability.PARSER,
+                            inputs={"question": question, "extract_components": extract_components}) as sp:
+        if extract_components:
+            llm_done = False
+            if not llm_free(llm):
+                r = ask(llm, prompts.COMPONENTS.format(question=question), json_schema=prompts.COMPONENTS_SCHEMA,
+                        max_tokens=256)
+                parsed = parse_components(r) if r.error is None else None
+                if parsed is None:
+                    fallbacks.append(f"components: {r.error or 'malformed output'}")
+                else:
+                    comps, llm_done, source = parsed, True, "llm"
+            if not llm_done and vocab is not None:
+                comps, source = rule_components(question, vocab), "rules"
+        vectors = embedder.embed([question, *comps])
+        sp.set_outputs({"components": comps, "fallbacks": fallbacks})
+        sp.set_attributes({"components_from": source, "n_vectors": int(len(vectors))})
     return ProcessedQuestion(question, comps, vectors, fallbacks)

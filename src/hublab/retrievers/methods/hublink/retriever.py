@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from hublab import observability
 from hublab.errors import InputError
 from hublab.graph.base import PAPER_TYPE
 from hublab.graph.model import Knowledge, Triple, TripleParseError, parse_triple_string
@@ -33,6 +34,14 @@ from hublab.retrievers.methods.hublink.indexing import HubIndex, IndexSettings
 from hublab.retrievers.methods.hublink.linking import NoLinker, SourceLinker
 from hublab.retrievers.methods.hublink.question import ProcessedQuestion, Vocabulary, process_question
 from hublab.retrievers.methods.hublink.search import Hub, HubSearch, prune_hubs
+
+
+def hub_documents(hubs: list[Hub]) -> list[dict[str, Any]]:
+    """The paths of the kept hubs as retriever documents, hub by hub (best hub first), best path first."""
+    return [{"page_content": hit.text, "id": hit.path_hash,
+             "metadata": {"hub_root": h.root, "hub_score": float(h.score), "path_score": float(hit.score),
+                          "level": hit.level}}
+            for h in hubs for hit in h.ranked()]
 
 
 class HubLinkRetriever(Retriever):
@@ -137,7 +146,16 @@ class HubLinkRetriever(Retriever):
 
     # ---------------- strategies ----------------
     def _direct(self, q: ProcessedQuestion) -> list[Hub]:
-        """DIRECTRETRIEVALSTRATEGY (Alg. 12) up to PRUNEHUBS."""
+        """DIRECTRETRIEVALSTRATEGY (Alg. 12) up to PRUNEHUBS (traced as a RETRIEVER span: the kept hubs' paths)."""
+        with observability.span("hub search (direct)", observability.RETRIEVER,
+                                inputs={"question": q.question, "components": q.components}) as sp:
+            hubs = self._direct_hubs(q)
+            if sp.recording:
+                sp.set_outputs(hub_documents(hubs))
+                sp.set_attributes({"n_hubs": len(hubs)})
+            return hubs
+
+    def _direct_hubs(self, q: ProcessedQuestion) -> list[Hub]:
         candidates: dict[str, Hub] = {}
         for _ in range(self.max_rounds):
             if len(candidates) >= self.n_hubs:
@@ -162,12 +180,19 @@ class HubLinkRetriever(Retriever):
         return prune_hubs(hubs, self.alpha, self.n_hubs)
 
     def _hubs_at_level(self, q: ProcessedQuestion, roots: list[str]) -> list[Hub]:
-        """GETHUBSATCURRENTLEVEL (Alg. 15) after FINDHUBROOTS, then PRUNEHUBS (Alg. 14 line 12)."""
-        indexed = self.hub_index.manifest()
-        roots = [r for r in roots if r in indexed]  # hubs without indexed paths are skipped (§4.7)
-        hubs: dict[str, Hub] = {}
-        self.search.paths_for_hubs(q.vectors, roots, hubs)
-        return prune_hubs(hubs, self.alpha, self.n_hubs)
+        """GETHUBSATCURRENTLEVEL (Alg. 15) after FINDHUBROOTS, then PRUNEHUBS (Alg. 14 line 12); traced as a
+        RETRIEVER span per level (the kept hubs' paths)."""
+        with observability.span("hub search (traversal level)", observability.RETRIEVER,
+                                inputs={"question": q.question, "hub_roots": roots}) as sp:
+            indexed = self.hub_index.manifest()
+            roots = [r for r in roots if r in indexed]  # hubs without indexed paths are skipped (§4.7)
+            hubs: dict[str, Hub] = {}
+            self.search.paths_for_hubs(q.vectors, roots, hubs)
+            kept = prune_hubs(hubs, self.alpha, self.n_hubs)
+            if sp.recording:
+                sp.set_outputs(hub_documents(kept))
+                sp.set_attributes({"n_indexed_roots": len(roots), "n_hubs": len(kept)})
+            return kept
 
     # ---------------- retrieve ----------------
     def _retrieve(self, question, topic_entity_id, topic_entity_value) -> RetrievalResult:

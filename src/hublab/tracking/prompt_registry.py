@@ -1,0 +1,130 @@
+"""The pipeline's prompt templates in the MLflow Prompt Registry, and which versions a run used.
+
+Every template a run can send to its LLM is registered under a stable name (``hublink_partial``,
+``mindmap_extract``, ``pipeline_generate`` …). A new version is registered only when the text changed (compared with
+the latest version's template); the run is linked to the versions it used with MLflow's own run↔prompt link
+(``MlflowClient.link_prompt_version_to_run``: the ``mlflow.linkedPrompts`` tag, shown on the run page) and gets one
+readable tag per prompt, ``prompt.<name> = <name>/<version>``. Runs without an LLM register nothing.
+
+Templates are Python ``str.format`` strings in the code; the registry holds them in MLflow's ``{{variable}}`` form
+(``to_mlflow_template``), so ``mlflow.genai.load_prompt(...).format(question=...)`` renders exactly the text the
+code sends.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import pkgutil
+import string
+from typing import Any
+
+from hublab.pipeline.config import PipelineConfig
+
+#: HubLink's thesis listings (A.1–A.4) and our PATHTOTEXT prompt: registry name → (module, attribute)
+HUBLINK = "hublab.retrievers.methods.hublink.prompts"
+HUBLINK_PROMPTS = {"hublink_components": (HUBLINK, "COMPONENTS"), "hublink_partial": (HUBLINK, "PARTIAL"),
+                   "hublink_final": (HUBLINK, "FINAL"), "hublink_filter": (HUBLINK, "FILTER"),
+                   "hublink_path_to_text": (HUBLINK, "PATH_TO_TEXT")}
+#: the optional pipes' prompts (pipeline/prompts.py), by the pipe that sends them
+PIPE_PROMPTS = {"pre_retrieval": ("pipeline_augment", "AUGMENT"), "post_retrieval": ("pipeline_rerank", "RERANK"),
+                "generation": ("pipeline_generate", "GENERATE")}
+
+
+def to_mlflow_template(template: str) -> str:
+    """A ``str.format`` template in MLflow's ``{{name}}`` syntax (``{{``/``}}`` escapes become single braces)."""
+    out = []
+    for literal, field, _spec, _conv in string.Formatter().parse(template):
+        out.append(literal)
+        if field is not None:
+            out.append("{{" + field + "}}")
+    return "".join(out)
+
+
+def _method_prompts(retriever_type: str) -> dict[str, tuple[str, str]]:
+    """``*_PROMPT`` string constants of a baseline's module (or sub-package): ``<type>_<name>`` → location."""
+    base = f"hublab.retrievers.methods.{retriever_type}"
+    try:
+        mod = importlib.import_module(base)
+    except ImportError:
+        return {}
+    modules = [mod]
+    if hasattr(mod, "__path__"):
+        modules += [importlib.import_module(f"{base}.{m.name}") for m in pkgutil.iter_modules(mod.__path__)]
+    found: dict[str, tuple[str, str]] = {}
+    for m in modules:
+        for attr, value in vars(m).items():
+            if attr.endswith("_PROMPT") and isinstance(value, str):
+                found.setdefault(f"{retriever_type}_{attr[: -len('_PROMPT')].lower()}", (m.__name__, attr))
+    return found
+
+
+def prompts_used(cfg: PipelineConfig) -> dict[str, tuple[str, str]]:
+    """Registry name → (module, attribute) of every template this pipeline's LLM steps send."""
+    used: dict[str, tuple[str, str]] = {}
+    if cfg.retriever_type == "hublink":
+        from hublab.retrievers.registry import get_retriever_class
+
+        defaults = {k: d for k, (_t, d) in get_retriever_class("hublink").declared_params().items()}
+        params = {**defaults, **cfg.retriever_params}
+        for name, loc in HUBLINK_PROMPTS.items():
+            if ((name == "hublink_components" and not params.get("extract_question_components"))
+                    or (name == "hublink_filter" and not params.get("filter_output_context"))
+                    or (name == "hublink_path_to_text" and not params.get("llm_path_text"))):
+                continue
+            used[name] = loc
+    else:
+        used.update(_method_prompts(cfg.retriever_type))
+    for pipe, (name, attr) in PIPE_PROMPTS.items():
+        if getattr(cfg, pipe, {}).get("enabled"):
+            used[name] = ("hublab.pipeline.prompts", attr)
+    return used
+
+
+def register(name: str, template: str, source: str) -> Any:
+    """The registry's version of ``template`` under ``name``: the latest one when its text is the same, else a new
+    version (tagged with the text's sha256 and where it lives in the code)."""
+    import mlflow
+    from mlflow import MlflowClient
+
+    text = to_mlflow_template(template)
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    latest = MlflowClient().load_prompt(f"prompts:/{name}@latest", allow_missing=True)
+    if latest is not None and latest.template == text:
+        return latest
+    return mlflow.genai.register_prompt(
+        name, text, commit_message=f"hublab: {source} ({'new' if latest is None else 'text changed'})",
+        tags={"sha256": digest, "source": source, "template_format": "mlflow {{variable}} (code: str.format)"})
+
+
+def register_and_link(cfg: PipelineConfig, run_id: str, lock_dir: Any = None) -> dict[str, str]:
+    """Register (where the text changed) every prompt the pipeline uses and link those versions to the run;
+    returns ``{name: "name/version"}`` (also set as ``prompt.<name>`` run tags). ``lock_dir``: a folder whose
+    ``.prompts.lock`` serialises registration between processes (two runs must not both add a version)."""
+    from mlflow import MlflowClient
+
+    used = prompts_used(cfg)
+    if not used:
+        return {}
+    client = MlflowClient()
+    refs: dict[str, str] = {}
+    lock = None
+    if lock_dir is not None:
+        import fcntl
+
+        lock = open(f"{lock_dir}/.prompts.lock", "w")  # noqa: SIM115 - held across the loop below
+        fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        for name, (module, attr) in used.items():
+            template = getattr(importlib.import_module(module), attr)
+            pv = register(name, template, f"{module}:{attr}")
+            client.link_prompt_version_to_run(run_id, pv)
+            refs[name] = f"{pv.name}/{pv.version}"
+    finally:
+        if lock is not None:
+            lock.close()
+    from mlflow.entities import RunTag
+
+    client.log_batch(run_id, tags=[RunTag("hublab.prompts", ", ".join(refs.values())),
+                                   *(RunTag(f"prompt.{name}", ref) for name, ref in refs.items())])
+    return refs

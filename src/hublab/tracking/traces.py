@@ -1,0 +1,188 @@
+"""MLflow Tracing for ``hublab run``: one trace per question, attached to the run (its Traces tab).
+
+``MlflowTracer`` implements the neutral span hook of ``hublab.observability``; the runner installs it while a
+tracked run executes its questions (``run_tracer``). Spans are opened with ``mlflow.start_span_no_context`` and
+parented explicitly, so that
+
+- the outermost span of a question (the runner's) starts a new trace whose metadata names the run
+  (``mlflow.sourceRun``: what ``mlflow.search_traces(run_id=...)`` and the run's Traces tab select on);
+- spans opened in worker threads (HubLink's parallel partial answers) — which do not inherit context variables
+  from the thread pool — hang under the innermost span open in the question's own thread instead of starting
+  traces of their own.
+
+Strings in inputs, outputs and attributes are scrubbed of secret values (``mlflow_log.scrub``). Tracing never
+ends a run: a failure to start a span logs one warning and the step runs untraced.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from contextvars import ContextVar
+from typing import Any
+
+from hublab import observability
+from hublab.tracking.mlflow_log import scrub_obj
+
+log = logging.getLogger(__name__)
+
+ATTACHMENTS_ENV = "MLFLOW_TRACE_EXTRACT_ATTACHMENTS"
+MAX_TEXT = 20_000  # longest string kept in a span's inputs/outputs (prompts with 30 hubs' paths stay whole)
+
+
+def _clip(obj: Any, limit: int = MAX_TEXT) -> Any:
+    if isinstance(obj, str):
+        return obj if len(obj) <= limit else obj[:limit] + f"… [{len(obj) - limit} more characters]"
+    if isinstance(obj, dict):
+        return {k: _clip(v, limit) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_clip(v, limit) for v in obj]
+    return obj
+
+
+class _Span:
+    """The object a traced step sees (``observability.Span``) over an MLflow ``LiveSpan``."""
+
+    recording = True
+
+    def __init__(self, live: Any, tracer: MlflowTracer) -> None:
+        self._live = live
+        self._tracer = tracer
+
+    def set_inputs(self, inputs: Any) -> None:
+        self._live.set_inputs(self._tracer.clean(inputs))
+
+    def set_outputs(self, outputs: Any) -> None:
+        self._live.set_outputs(self._tracer.clean(outputs))
+
+    def set_attributes(self, attributes: dict[str, Any]) -> None:
+        self._live.set_attributes(self._tracer.clean(attributes))
+
+    def set_token_usage(self, input_tokens: int, output_tokens: int) -> None:
+        """MLflow's token-usage attribute: summed per trace and shown in the Traces tab."""
+        from mlflow.tracing.constant import SpanAttributeKey
+
+        self._live.set_attribute(SpanAttributeKey.CHAT_USAGE, {
+            "input_tokens": int(input_tokens), "output_tokens": int(output_tokens),
+            "total_tokens": int(input_tokens) + int(output_tokens)})
+
+
+class MlflowTracer:
+    """``observability.Tracer`` writing MLflow traces linked to ``run_id`` in ``experiment_id``."""
+
+    def __init__(self, run_id: str, experiment_id: str, secrets: list[str] | None = None) -> None:
+        self.run_id = run_id
+        self.experiment_id = experiment_id
+        self.secrets = list(secrets or [])
+        self.n_traces = 0
+        self._current: ContextVar[Any] = ContextVar(f"hublab_span_{id(self)}", default=None)
+        self._lock = threading.Lock()
+        self._owner: int | None = None  # thread that opened the current trace's root span
+        self._stack: list[Any] = []  # spans open in that thread, innermost last
+        self._warned = False
+
+    def clean(self, obj: Any) -> Any:
+        return _clip(scrub_obj(obj, self.secrets)) if self.secrets else _clip(obj)
+
+    def _parent(self) -> Any:
+        parent = self._current.get()
+        if parent is not None:
+            return parent
+        with self._lock:  # a worker thread: under the innermost span of the question's thread
+            if self._stack and threading.get_ident() != self._owner:
+                return self._stack[-1]
+        return None
+
+    def _start(self, name: str, kind: str, inputs: Any, attributes: dict[str, Any] | None, parent: Any) -> Any:
+        import mlflow
+        from mlflow.tracing.constant import TraceMetadataKey
+
+        kw: dict[str, Any] = {"span_type": kind, "attributes": self.clean(attributes or {})}
+        if inputs is not None:
+            kw["inputs"] = self.clean(inputs)
+        if parent is not None:
+            return mlflow.start_span_no_context(name, parent_span=parent, **kw)
+        return mlflow.start_span_no_context(name, experiment_id=self.experiment_id,
+                                            metadata={TraceMetadataKey.SOURCE_RUN: self.run_id}, **kw)
+
+    @contextlib.contextmanager
+    def span(self, name: str, kind: str = observability.CHAIN, inputs: Any = None,
+             attributes: dict[str, Any] | None = None) -> Iterator[Any]:
+        parent = self._parent()
+        try:
+            live = self._start(name, kind, inputs, attributes, parent)
+        except Exception as exc:  # noqa: BLE001 - tracing must never stop a run
+            if not self._warned:
+                self._warned = True
+                log.warning("MLflow tracing unavailable, continuing untraced: %s", exc)
+            yield observability.NO_SPAN
+            return
+        me = threading.get_ident()
+        with self._lock:
+            if parent is None:
+                self._owner, self._stack = me, []
+                self.n_traces += 1
+            owned = me == self._owner
+            if owned:
+                self._stack.append(live)
+        token = self._current.set(live)
+        try:
+            yield _Span(live, self)
+        except BaseException as exc:
+            with contextlib.suppress(Exception):
+                live.record_exception(exc if isinstance(exc, Exception) else Exception(repr(exc)))
+            raise
+        finally:
+            self._current.reset(token)
+            if owned:
+                with self._lock:
+                    if self._stack and self._stack[-1] is live:
+                        self._stack.pop()
+            try:
+                live.end()
+            except Exception as exc:  # noqa: BLE001
+                log.debug("could not end span %s: %s", name, exc)
+
+
+def flush() -> float:
+    """Wait for traces still in MLflow's asynchronous export queue; returns the seconds waited."""
+    import mlflow
+
+    t0 = time.perf_counter()
+    try:
+        mlflow.flush_trace_async_logging()
+    except Exception as exc:  # noqa: BLE001
+        log.warning("flushing MLflow traces failed: %s", exc)
+    return time.perf_counter() - t0
+
+
+@contextlib.contextmanager
+def run_tracer(run_id: str, experiment_id: str, secrets: list[str] | None = None, *,
+               enabled: bool = True) -> Iterator[MlflowTracer | None]:
+    """Record every ``observability.span`` as MLflow traces of ``run_id`` inside the block (nothing when
+    ``enabled`` is false); the export queue is flushed on the way out, so the run's traces are stored when
+    the run ends."""
+    if not enabled:
+        yield None
+        return
+    import os
+
+    tracer = MlflowTracer(run_id, experiment_id, secrets)
+    # MLflow scans every span input/output twice for base64 images/audio to store as attachments (a JSON
+    # round trip of each value): our spans carry text only, and the scan was most of the tracing cost on
+    # RETRIEVER spans with ~200 documents. A value the user set wins.
+    own_env = ATTACHMENTS_ENV not in os.environ
+    if own_env:
+        os.environ[ATTACHMENTS_ENV] = "false"
+    try:
+        with observability.installed(tracer):
+            yield tracer
+    finally:
+        if tracer.n_traces:
+            flush()
+        if own_env:
+            os.environ.pop(ATTACHMENTS_ENV, None)
+
