@@ -103,17 +103,14 @@ def assert_traces_tab_rendered(dom: str) -> None:
 def assert_trace_rows(dom: str, expected: list[str]) -> None:
     """Trace-row check for the Traces tab: every string in ``expected`` — a trace id (``tr-…``) or a request's
     text (the question) — is in the rendered traces table (cells hold the full value even where the screen
-    truncates it). The table pages its rows: check a run's first rows, not hundreds.
-
-    Hook for per-question traces (being added to ``hublab run`` on another branch): after that merge, pass the
-    run's trace ids and questions here and assert their number; today the run's trace list is empty."""
+    truncates it). The table pages its rows: check a run's first rows, not hundreds."""
     text = visible_text(dom)
     missing = [e for e in expected if e not in text and e not in dom and html.escape(e) not in dom]
     assert not missing, f"traces not shown on the Traces tab: {missing[:5]}"
 
 
 def run_trace_ids(run: UiRun) -> list[str]:
-    """Trace ids the server holds for the run (none until hublab run logs traces)."""
+    """Trace ids the server holds for the run (one per question: ``hublab run`` traces every question)."""
     from mlflow.tracking import MlflowClient
 
     traces = MlflowClient(run.server.url).search_traces(locations=[run.experiment_id], run_id=run.run_id,
@@ -155,7 +152,9 @@ def test_traces_tab_renders(ui_run: UiRun, tmp_path: Path):
     dom = render(ui_run.traces_tab, tmp_path / "mlflow-run-traces.png")
     assert ui_run.run_name in visible_text(dom)
     assert_traces_tab_rendered(dom)
-    assert_trace_rows(dom, run_trace_ids(ui_run))  # vacuous until hublab run logs per-question traces
+    ids = run_trace_ids(ui_run)
+    assert ids, "hublab run logged no per-question trace to the server"
+    assert_trace_rows(dom, ids[:5])  # the rows the first page of the table shows
     print(f"traces tab screenshot: {tmp_path / 'mlflow-run-traces.png'}")
 
 

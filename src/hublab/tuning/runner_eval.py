@@ -32,7 +32,7 @@ def runner_evaluator(graph: str, dataset: str, *, limit: int | None, experiment:
         summary = run_experiment(cfg, graph, dataset, limit=limit, experiment=experiment,
                                  parent_run_id=req.parent_run_id, nested=req.parent_run_id is not None,
                                  run_name=req.name, on_question=on_question, settings=settings,
-                                 progress=False, track_carbon=track_carbon)
+                                 progress=False, track_carbon=track_carbon, trace=False)
         if summary.stopped:
             return {"_pruned": 1.0}
         return dict(summary.metrics)
