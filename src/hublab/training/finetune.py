@@ -171,7 +171,8 @@ def mrr_at_k(model: Any, queries: list[TrainPair], pool: list[TrainPair], k: int
     return total / len(qs)
 
 
-def finetune(model: Any, train: list[TrainPair], cfg: TrainConfig, device: str) -> list[float]:
+def finetune(model: Any, train: list[TrainPair], cfg: TrainConfig, device: str, *, progress: bool = False,
+             ) -> list[float]:
     """``cfg.max_steps`` optimiser steps of MNRL over ``train`` (epochs repeat as needed); returns the losses."""
     import torch
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
@@ -199,6 +200,8 @@ def finetune(model: Any, train: list[TrainPair], cfg: TrainConfig, device: str) 
         opt.step()
         sched.step()
         losses.append(float(value.detach()))
+        if progress and (len(losses) % 10 == 0 or len(losses) == cfg.max_steps):
+            print(f"[train] step {len(losses)}/{cfg.max_steps} loss {losses[-1]:.4f}", flush=True)
     model.eval()
     return losses
 
@@ -242,7 +245,7 @@ def train_embedder(graphs: dict[str, KnowledgeGraph], cfg: TrainConfig, root: Pa
         print(f"[train] {len(train)} train / {len(val)} val pairs; base val loss {vl0:.4f}, MRR@10 {mrr0:.4f}; "
               f"{cfg.max_steps} steps on {device}", flush=True)
     t2 = time.perf_counter()
-    losses = finetune(model, train, cfg, device)
+    losses = finetune(model, train, cfg, device, progress=progress)
     t_train = time.perf_counter() - t2
     t3 = time.perf_counter()
     vl1 = validation_loss(model, loss, val, cfg.batch_size, device, cfg.seed)
