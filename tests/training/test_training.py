@@ -155,6 +155,17 @@ def test_tiny_finetune_saves_registers_and_reloads(graph, tmp_path, monkeypatch)
     base_cfg = load_pipeline(pipe)
     base_cfg.embedder = {"model": "all-MiniLM-L6-v2", "device": "cpu"}
     assert ft_cfg.config_hash("g", "d") != base_cfg.config_hash("g", "d")
+    # a fresh process (no MLflow state left by the training) resolves the registry URI in the project's store
+    import os
+    import subprocess
+    import sys
+
+    code = ("from hublab.embedding.factory import embedder_identity as e; "
+            "print(e({'model': 'models:/hublab-minilm-test/1'}))")
+    env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.stdout.strip().splitlines()[-1] == res.identity, out.stderr[-2000:]
     with pytest.raises(Exception, match="cannot resolve"):
         build_embedder({"model": "models:/hublab-minilm-test/9", "device": "cpu", "cache": False})
     assert Path(res.model_dir).is_dir()

@@ -69,12 +69,15 @@ def resolve_model_uri(uri: str, root: Path | None = None) -> Path:
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{version}-", dir=dest.parent))
     try:
-        download_artifacts(artifact_uri=f"models:/{name}/{version}", dst_path=str(tmp), tracking_uri=turi,
-                           registry_uri=turi)
-        if not (tmp / ST_SUBDIR / "modules.json").exists():
+        # the version's own artifact location, resolved with this client: a ``models:/`` URI handed to
+        # download_artifacts would be looked up in MLflow's process-global registry, not the project's
+        source = client.get_model_version_download_uri(name, version)
+        local = Path(download_artifacts(artifact_uri=source, dst_path=str(tmp), tracking_uri=turi))
+        found = sorted(local.rglob(f"{ST_SUBDIR}/modules.json")) if local.is_dir() else []
+        if not found:
             raise HubLabError(f"models:/{name}/{version} is not a sentence_transformers-flavour model")
         try:
-            tmp.rename(dest)
+            found[0].parent.parent.rename(dest)
         except OSError:  # another process got there first
             if not (dest / ST_SUBDIR / "modules.json").exists():
                 raise
