@@ -31,3 +31,18 @@ def build_embedder(cfg: dict[str, Any] | None = None, cache_dir: Path | None = N
 
         emb = CachedEmbedder(emb, cache_dir)
     return emb
+
+
+def embedder_identity(cfg: dict[str, Any] | None) -> str | None:
+    """The content identity (``st-<hash>``) of a configured non-bundled model, None for the bundled default (its
+    name is its identity) or a model that cannot be resolved here (building the embedder reports that)."""
+    from hublab.embedding.sentence_transformer import is_default_model, model_identity, resolve_model_path
+    from hublab.errors import HubLabError
+
+    model = (cfg or {}).get("model")
+    if is_default_model(model):
+        return None
+    try:
+        return model_identity(resolve_model_path(str(model)))
+    except (HubLabError, OSError):
+        return None

