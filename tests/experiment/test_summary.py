@@ -20,7 +20,7 @@ def test_rows_put_thesis_next_to_each_run(tmp_path: Path, shared: Path):
                                   {"pipeline": "p", "retriever": "hublink", "graph": "gv2", "dataset": "gv2"}]
     out = tmp_path / "reports/eval/p-gv1"
     out.mkdir(parents=True)
-    (out / "metrics.json").write_text(json.dumps({"hit@10_triples": 0.4, "triples_per_question": 12.5,
+    (out / "metrics.json").write_text(json.dumps({"hit_at_10_triples": 0.4, "triples_per_question": 12.5,
                                                   "recall_triples": 0.6, "n_questions": 170.0}))
     rows = evaluation_rows(Settings(tmp_path, params))
     assert [r["run"].strip() for r in rows] == ["p on gv1", "thesis HubLink (GV1)"]  # gv2 not evaluated yet
