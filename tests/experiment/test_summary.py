@@ -99,3 +99,7 @@ def test_params_evaluate_every_llm_free_method_and_index_only_where_needed():
     # hub index); BM25, MindMap (entity index in memory), FiDeLiS, ToG and StructGPT keep none
     assert {i["retriever"] for i in index} == {"hublink", "difar", "hybrid", "vss", "four_step_focus"}
     assert index[0] == {"pipeline": "hublink_local", "retriever": "hublink", "graph": "gv3_orkg"}  # index@0
+    # scripts/quickstart.sh runs `dvc repro evaluate@0 evaluate@1`: HubLink on the GV3 export and on GV1
+    assert [(r["pipeline"], r["dataset"]) for r in runs[:2]] == [("hublink_local", "gv3_orkg"),
+                                                                  ("hublink_local", "gv1")]
+    assert "dvc repro evaluate@0 evaluate@1" in (ROOT / "scripts/quickstart.sh").read_text()
