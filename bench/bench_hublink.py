@@ -28,10 +28,11 @@ apply_offline_defaults()
 
 def metrics(retrieved: list[str], golden: list[str]) -> tuple[float, float]:
     try:
+        from hublab.evaluation import names
         from hublab.evaluation.retrieval import retrieval_metrics
 
         m = retrieval_metrics(retrieved, golden, k=10)
-        return m["recall_triples"], m["map@10_triples"]
+        return m[names.RECALL], m[names.MAP_AT_10]
     except ImportError:  # thesis definitions, as a fallback
         g = set(golden)
         recall = len(set(retrieved) & g) / len(g) if g else float(not retrieved)
@@ -99,7 +100,8 @@ def main() -> None:
         lat.sort()
         out[strategy] = {"latency_median_s": round(statistics.median(lat), 3),
                          "latency_p95_s": round(lat[int(0.95 * (len(lat) - 1))], 3),
-                         "recall": round(statistics.mean(rec), 4), "map@10": round(statistics.mean(maps), 4),
+                         "recall_triples": round(statistics.mean(rec), 4),
+                         "map_at_10_triples": round(statistics.mean(maps), 4),
                          "mean_contexts": round(statistics.mean(n_ctx), 1)}
     out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     print(json.dumps(out, indent=1))

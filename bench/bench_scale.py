@@ -37,6 +37,7 @@ def one_size(factor: int, embedder: str, n_questions: int, work: Path, shared: P
     from hublab.datasets.kgqa_csv import load_kgqa_csv
     from hublab.embedding.base import Embedder
     from hublab.embedding.factory import build_embedder
+    from hublab.evaluation import names
     from hublab.evaluation.retrieval import retrieval_metrics
     from hublab.graph.rdf import RdfKnowledgeGraph
     from hublab.graph.synthetic import replicate
@@ -81,7 +82,7 @@ def one_size(factor: int, embedder: str, n_questions: int, work: Path, shared: P
         t = time.perf_counter()
         out = r.retrieve(p.question)
         lat.append(time.perf_counter() - t)
-        hits.append(retrieval_metrics(out.context_strings, list(p.golden_triples), 10)["hit@10_triples"])
+        hits.append(retrieval_metrics(out.context_strings, list(p.golden_triples), 10)[names.HITS_AT_10])
     lat.sort()
     vectors = int(stats.get("vectors_written") or 0)
     return {
@@ -93,7 +94,7 @@ def one_size(factor: int, embedder: str, n_questions: int, work: Path, shared: P
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "latency_median_s": round(statistics.median(lat), 4),
         "latency_p95_s": round(lat[int(0.95 * (len(lat) - 1))], 4),
-        "hits@10": round(statistics.mean(hits), 4), "questions": len(pairs),
+        names.HITS_AT_10: round(statistics.mean(hits), 4), "questions": len(pairs),
     }
 
 
@@ -123,6 +124,8 @@ def plot(rows: list[dict], path: Path) -> None:
 
 
 def main() -> None:
+    from hublab.evaluation.names import HITS_AT_10
+
     ap = argparse.ArgumentParser()
     ap.add_argument("--factors", type=int, nargs="+", default=[1, 10, 100])
     ap.add_argument("--embedder", choices=["minilm", "hash"], nargs="+", default=["hash", "minilm"])
@@ -151,7 +154,7 @@ def main() -> None:
             rows.append(json.loads(res.stdout.strip().splitlines()[-1]))
             print(json.dumps(rows[-1]), flush=True)
     cols = ["embedder", "factor", "papers", "triples", "paths", "vectors", "index_build_s", "vectors_per_s",
-            "index_size_mb", "peak_rss_mb", "latency_median_s", "latency_p95_s", "hits@10"]
+            "index_size_mb", "peak_rss_mb", "latency_median_s", "latency_p95_s", HITS_AT_10]
     print("| " + " | ".join(cols) + " |\n|" + "---|" * len(cols))
     for r in rows:
         print("| " + " | ".join(str(r.get(c)) for c in cols) + " |")

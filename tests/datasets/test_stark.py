@@ -79,9 +79,9 @@ def test_bad_qa_files_name_file_row_and_field(tmp_path):
 
 def test_stark_metrics_semantics():
     m = query_metrics([5, 3, 9, 1], [1, 3])
-    assert m == {"hit@1": 0.0, "hit@5": 1.0, "recall@20": 1.0, "mrr": 0.5}
+    assert m == {"hit_at_1": 0.0, "hit_at_5": 1.0, "recall_at_20": 1.0, "mrr": 0.5}
     assert query_metrics([], [1])["mrr"] == 0.0
-    assert query_metrics(list(range(100, 125)) + [1], [1, 2])["recall@20"] == 0.0
+    assert query_metrics(list(range(100, 125)) + [1], [1, 2])["recall_at_20"] == 0.0
 
 
 @pytest.mark.parametrize("name", ["bm25", "vss", "hybrid", "four_step_focus"])
@@ -96,9 +96,9 @@ def test_retrievers_on_synthetic_skb(skb, skb_dir, stark_res, name):
     assert all(skb.type_name(i) == "paper" for i in ids)  # STaRK-MAG candidate set
     report = evaluate(r, load_qa(skb_dir, "test"), split="test")
     assert report.n_queries == len(load_qa(skb_dir, "test"))
-    assert set(report.metrics) == {"hit@1", "hit@5", "recall@20", "mrr"}
-    assert report.metrics["hit@5"] >= 0.6, report.metrics
-    assert report.metrics["mrr"] >= report.metrics["hit@1"] - 1e-9
+    assert set(report.metrics) == {"hit_at_1", "hit_at_5", "recall_at_20", "mrr"}
+    assert report.metrics["hit_at_5"] >= 0.6, report.metrics
+    assert report.metrics["mrr"] >= report.metrics["hit_at_1"] - 1e-9
 
 
 def test_four_step_focus_solves_multi_hop_with_llm_triplets(skb, skb_dir, stark_res):
@@ -134,10 +134,10 @@ def test_cli_stark_eval(skb_dir, tmp_path):
     res = CliRunner().invoke(app, ["stark", "eval", "--skb", str(skb_dir), "--split", "test", "--retriever", "bm25",
                                    "--limit", "4", "--out", str(out)])
     assert res.exit_code == 0, res.output
-    assert "hit@1=" in res.output and "mrr=" in res.output
+    assert "hit_at_1=" in res.output and "mrr=" in res.output
     data = json.loads(out.read_text())
     assert data["n_queries"] == 4 and len(data["per_query"]) == 4
-    assert 0.0 <= data["metrics"]["recall@20"] <= 1.0
+    assert 0.0 <= data["metrics"]["recall_at_20"] <= 1.0
 
 
 def test_cli_four_step_focus_with_milvus_index_reused(skb_dir, tmp_path, monkeypatch):
@@ -151,4 +151,4 @@ def test_cli_four_step_focus_with_milvus_index_reused(skb_dir, tmp_path, monkeyp
     again = CliRunner().invoke(app, args)  # same SKB content: the Milvus collection is reused, same scores
     assert again.exit_code == 0, again.output
     score = [line.split("): ")[1] for line in (first.output + again.output).splitlines() if "): " in line]
-    assert len(score) == 2 and score[0] == score[1] and "hit@5=1.0000" in score[0]
+    assert len(score) == 2 and score[0] == score[1] and "hit_at_5=1.0000" in score[0]

@@ -24,26 +24,26 @@ def test_precision_recall_full_list_and_rounding():
 
 def test_hits_is_fractional_and_uses_containment():
     m = retrieval_metrics([X, A.lower()], [A, B], k=10)
-    assert m["hit@10_triples"] == 0.5  # one of two golden found (case-insensitive), not binary 1.0
-    assert m["mrr@10_triples"] == 0.5
+    assert m["hit_at_10_triples"] == 0.5  # one of two golden found (case-insensitive), not binary 1.0
+    assert m["mrr_at_10_triples"] == 0.5
 
 
 def test_map_divides_by_min_golden_k():
     m = retrieval_metrics([A, X, B], [A, B], k=10)
-    assert m["map@10_triples"] == round((1 / 1 + 2 / 3) / 2, 3)
+    assert m["map_at_10_triples"] == round((1 / 1 + 2 / 3) / 2, 3)
     m2 = retrieval_metrics([X, A], [A, B, C], k=1)
-    assert m2["map@1_triples"] == 0.0 and m2["hit@1_triples"] == 0.0
+    assert m2["map_at_1_triples"] == 0.0 and m2["hit_at_1_triples"] == 0.0
 
 
 def test_exact_match_is_precision_at_k():
     m = retrieval_metrics([A, X, B, X], [A, B], k=2)
-    assert m["exact_match@2_triples"] == 0.5 and m["exact_match_triples"] == 0.5
+    assert m["exact_match_at_2_triples"] == 0.5 and m["exact_match_triples"] == 0.5
 
 
 def test_edge_cases_empty_sets():
     assert retrieval_metrics([], [A])["recall_triples"] == 0.0
     assert retrieval_metrics([], [])["precision_triples"] == 1.0
-    assert retrieval_metrics([A], [])["map@10_triples"] == 0.0
+    assert retrieval_metrics([A], [])["map_at_10_triples"] == 0.0
 
 
 def test_entity_level_uses_subject_and_object():
@@ -58,8 +58,8 @@ def test_aggregate_skips_missing_explicitly():
 
 def test_stark_family_is_binary():
     m = stark_metrics([X, A, B], [A, B])
-    assert m["stark_hit@1"] == 0.0 and m["stark_hit@5"] == 1.0 and m["stark_mrr"] == 0.5
-    assert m["stark_recall@20"] == 1.0
+    assert m["stark_hit_at_1"] == 0.0 and m["stark_hit_at_5"] == 1.0 and m["stark_mrr"] == 0.5
+    assert m["stark_recall_at_20"] == 1.0
 
 
 def test_sustainability_matches_thesis_worked_example():

@@ -57,6 +57,9 @@ def test_fixed_contexts_give_known_metrics_and_a_complete_mlflow_run(project: Pa
     assert not any("sk-" in v for v in run.data.params.values())
     assert run.data.metrics["recall_triples"] == pytest.approx(2 / 3)
     assert "hit_at_10_triples" in run.data.metrics
+    # one naming scheme: every finite run metric is an MLflow key under exactly its own name
+    ours = {k for k, v in s.metrics.items() if isinstance(v, int | float) and v == v and abs(v) != float("inf")}
+    assert ours <= set(run.data.metrics), sorted(ours - set(run.data.metrics))
     arts = {a.path for a in MlflowClient(tracking_uri(project)).list_artifacts(s.run_id)}
     assert {"predictions.csv", "pipeline.yaml", "metrics.json"} <= arts
     assert any(a.endswith(".png") for a in arts)

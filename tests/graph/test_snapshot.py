@@ -181,3 +181,53 @@ def test_cli_snapshot_exits_nonzero_on_malformed_export(gv3_export, tmp_path):
     assert proc.returncode != 0
     assert "row 5" in proc.stderr and "entity_subject.uid" in proc.stderr
     assert not (tmp_path / "data" / "snapshots" / "gv3_orkg.ttl").exists()
+
+
+def _export_for_field(gv3_export: Path, tmp_path: Path, field: str) -> Path:
+    """The GV3 export with its research field re-labelled ``field`` (any other ORKG field's papers look so)."""
+    out = tmp_path / f"export_{field}.json"
+    out.write_text(gv3_export.read_text().replace('"R659055"', f'"{field}"'))
+    return out
+
+
+def _cli_snapshot(root: Path, params: str, *args: str) -> subprocess.CompletedProcess:
+    (root / "params.yaml").write_text(params)
+    env = {**os.environ, "HUBLAB_ROOT": str(root)}
+    return subprocess.run([sys.executable, "-m", "hublab.cli", "data", "snapshot", *args], env=env, cwd=root,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_any_research_field_id_from_params_or_option(export_snapshot, gv3_export, tmp_path):
+    """`snapshot.research_field` (params.yaml, `dvc exp run -S snapshot.research_field=…`) or
+    `--research-field` selects the field; nothing is tied to R659055."""
+    _, ref = export_snapshot
+    export = _export_for_field(gv3_export, tmp_path, "R11")
+    manifest = build_snapshot({**CFG, "research_field": "R11"}, export_path=export, out_dir=tmp_path / "p")
+    assert (manifest["research_field"], manifest["papers"]) == ("R11", ref["papers"])
+    params = (f"paths:\n  orkg_export: {export}\n  snapshots: data/snapshots\nsnapshot:\n  source: export\n"
+              "  name: field_r11\n  research_field: R659055\n  contribution_pattern: ' 1$'\n")
+    proc = _cli_snapshot(tmp_path, params, "--research-field", "R11")  # the option wins over params.yaml
+    assert proc.returncode == 0, proc.stderr
+    written = json.loads((tmp_path / "data/snapshots/field_r11.manifest.json").read_text())
+    assert written["research_field"] == "R11" and written["content_hash"] == manifest["content_hash"]
+
+
+@pytest.mark.parametrize("bad", ["659055", "R65x9", "r659055", "", "R659055/papers"])
+def test_malformed_research_field_id_is_refused_before_reading(bad, gv3_export, tmp_path):
+    with pytest.raises(InputError, match="malformed ORKG research field id") as err:
+        build_snapshot({**CFG, "research_field": bad}, export_path=tmp_path / "never-read.json",
+                       out_dir=tmp_path / "snap")
+    assert err.value.field == "snapshot.research_field"
+    assert not (tmp_path / "snap").exists()
+
+
+def test_cli_names_where_a_malformed_research_field_came_from(gv3_export, tmp_path):
+    params = (f"paths:\n  orkg_export: {gv3_export}\n  snapshots: data/snapshots\nsnapshot:\n  source: export\n"
+              "  name: gv3_orkg\n  research_field: 659055\n")
+    proc = _cli_snapshot(tmp_path, params)
+    assert proc.returncode == 2
+    assert f"file {tmp_path / 'params.yaml'}, field 'snapshot.research_field'" in proc.stderr
+    assert "malformed ORKG research field id 659055" in proc.stderr
+    proc = _cli_snapshot(tmp_path, params.replace("659055", "R659055"), "--research-field", "field 12")
+    assert proc.returncode == 2 and "field '--research-field'" in proc.stderr and "'field 12'" in proc.stderr
+    assert not (tmp_path / "data" / "snapshots").exists()

@@ -82,7 +82,7 @@ def test_pipeline_runs_over_http(name, small_project: Path, llama_server, monkey
     assert out["n_questions"] == 1
     assert m["llm_tokens"] > 0, f"{name}: no LLM tokens counted — were calls made over HTTP?"
     assert m["n_errors"] == 0, f"{name}: unhandled errors"
-    for key in ("recall_triples", "hit@10_triples", "map@10_triples"):
+    for key in ("recall_triples", "hit_at_10_triples", "map_at_10_triples"):
         assert 0.0 <= m[key] <= 1.0
     preds = small_project / "outputs"
     assert preds.exists()

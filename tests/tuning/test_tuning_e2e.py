@@ -70,7 +70,7 @@ def test_ofat_study_end_to_end(tiny_project: Path):
     keys = [t.user_attrs["ofat_key"] for t in study.trials]
     assert keys == ["base", "retriever.params.number_of_hubs=2", "retriever.params.filter_output_context=false"]
     recall = {t.user_attrs["ofat_key"]: t.user_attrs["m:recall_triples"] for t in study.trials}
-    hits = {t.user_attrs["ofat_key"]: t.user_attrs["m:hit@10_triples"] for t in study.trials}
+    hits = {t.user_attrs["ofat_key"]: t.user_attrs["m:hit_at_10_triples"] for t in study.trials}
     chosen = json.loads((tiny_project / "outputs/studies/t/chosen.json").read_text())
     # the chosen value per factor follows from the measured scores by the thesis's rule
     for factor, alt, base_value, alt_value in (("number_of_hubs", "retriever.params.number_of_hubs=2", 5, 2),

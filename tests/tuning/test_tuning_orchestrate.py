@@ -23,7 +23,7 @@ PIPELINE = {
 def score(req: TrialRequest) -> dict[str, float]:
     p = req.config["retriever"]["params"]
     return {"recall_triples": 0.5 + p["n_results"] / 100 - (0.1 if not p["add_rel"] else 0),
-            "hit@10_triples": 0.3, "runtime": 1.0}
+            "hit_at_10_triples": 0.3, "runtime": 1.0}
 
 
 def project(root: Path) -> Settings:

@@ -22,7 +22,7 @@ def score(cfg) -> dict[str, float]:
     p = cfg["retriever"]["params"]
     recall = 0.5 - abs(p["alpha"] - 5) * 0.02 + (p["hubs"] - 10) * 0.003 + (0.1 if not p["filter"] else 0)
     hits = 0.4 - abs(p["alpha"] - 5) * 0.01 - (0.2 if not p["filter"] else 0)
-    return {"recall_triples": recall, "hit@10_triples": hits, "runtime": p["hubs"] * 0.1}
+    return {"recall_triples": recall, "hit_at_10_triples": hits, "runtime": p["hubs"] * 0.1}
 
 
 class Counting:

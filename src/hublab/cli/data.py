@@ -11,6 +11,9 @@ from hublab.cli.app import data_app
 def snapshot_cmd(
     source: str = typer.Option(None, help="export | api (default: params.yaml snapshot.source)"),
     name: str = typer.Option(None, help="snapshot name (default: params.yaml snapshot.name)"),
+    research_field: str = typer.Option(None, "--research-field",
+                                       help="ORKG research field id, e.g. R659055 (default: params.yaml "
+                                       "snapshot.research_field)"),
 ) -> None:
     """Freeze the research field's papers (ORKG export or REST API) to data/snapshots/<name>.ttl + manifest."""
     from rich.progress import Progress
@@ -24,6 +27,10 @@ def snapshot_cmd(
         cfg["source"] = source
     if name:
         cfg["name"] = name
+    where = ("snapshot.research_field", str(s.root / "params.yaml"))
+    if research_field is not None:
+        cfg["research_field"] = research_field
+        where = ("--research-field", None)
     with Progress(transient=True) as progress:
         task = progress.add_task("fetching papers", total=None)
 
@@ -31,7 +38,8 @@ def snapshot_cmd(
             progress.update(task, total=n, completed=i, description=f"paper {pid}")
 
         manifest = build_snapshot(
-            cfg, export_path=s.path("orkg_export"), out_dir=s.path("snapshots"), on_paper=on_paper, root=s.root
+            cfg, export_path=s.path("orkg_export"), out_dir=s.path("snapshots"), on_paper=on_paper, root=s.root,
+            research_field_from=where,
         )
     out = s.path("snapshots") / f"{manifest['name']}.ttl"
     typer.echo(

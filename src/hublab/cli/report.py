@@ -61,12 +61,20 @@ def compare_cmd(
 
 
 @report_app.command("summary")
-def summary_cmd(as_json: bool = AS_JSON) -> None:
-    """Headline metrics of every evaluation in params.yaml (DVC evaluate stage) next to the thesis's HubLink."""
+def summary_cmd(
+    out: Path | None = typer.Option(None, "--out", help="Also write methods.md and methods.csv (the DVC `compare` "
+                                    "stage's table and plot data) into this directory."),
+    as_json: bool = AS_JSON,
+) -> None:
+    """Headline metrics of every evaluation in params.yaml (DVC evaluate stage) next to the thesis's numbers for
+    the same method and graph variant."""
     from hublab.config import settings as load_settings
-    from hublab.experiment.summary import evaluation_rows, markdown_table
+    from hublab.experiment.summary import evaluation_rows, markdown_table, write_summary
 
-    rows = evaluation_rows(load_settings())
+    st = load_settings()
+    rows = evaluation_rows(st)
+    if out is not None:
+        write_summary(st, out)
     if as_json:
         import json
 

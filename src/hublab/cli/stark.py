@@ -52,7 +52,7 @@ def eval_cmd(
     vector_store: str = typer.Option(None, help="Milvus Lite file or Milvus URI to keep the dense index in "
                                      "(reused across runs); default: in memory"),
 ) -> None:
-    """Score a retriever on a STaRK split: hit@1, hit@5, recall@20, MRR."""
+    """Score a retriever on a STaRK split: hit_at_1, hit_at_5, recall_at_20, mrr."""
     from hublab.datasets.stark.evaluate import build_stark_resources, evaluate, load_split
     from hublab.retrievers.registry import build_retriever
 

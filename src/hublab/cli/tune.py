@@ -25,7 +25,7 @@ def tune_cmd(
         help="tpe/nsga2: trials in the whole study (a rerun tops up). ofat: at most N of the grid's trials in this "
              "invocation (rerun to continue); default the whole grid."),
     objectives: str = typer.Option("recall_triples", "--objectives",
-                                   help="Comma list; nsga2 e.g. recall_triples,hit@10_triples,runtime"),
+                                   help="Comma list; nsga2 e.g. recall_triples,hit_at_10_triples,runtime"),
     thesis_params: Path | None = typer.Option(None, "--thesis-params",
                                               help="Factors from a thesis ofat_*_tuning_parameters*.json instead."),
     limit: int | None = typer.Option(None, "--limit", help="Only the first N questions per trial."),

@@ -1,10 +1,13 @@
 """Re-score a predictions file in the thesis's format and compare with the values it carries.
 
 Two entity-level columns of the reference are *order-dependent* (the reference iterated Python sets, whose
-order changes with hash randomisation): ``hit@10_entities`` where more than 10 entities were retrieved,
-and ``map@10_entities`` where a retrieved triple contains several unfound golden entities. For those rows
+order changes with hash randomisation): ``hit_at_10_entities`` where more than 10 entities were retrieved,
+and ``map_at_10_entities`` where a retrieved triple contains several unfound golden entities. For those rows
 :func:`reachable` enumerates every value the reference could have produced, so a comparison can prove
 consistency instead of demanding equality with one arbitrary order.
+
+Columns are compared under HubLab's names (``hublab.evaluation.names``); a file in the thesis's layout spells
+them ``hit@10_triples``, ``factual_correctness(mode=f1)``, which :func:`reference_value` reads as well.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hublab.errors import InputError
+from hublab.evaluation.names import at_k, thesis_column
 from hublab.evaluation.retrieval import R_DIGITS, entities_of, retrieval_metrics
 
 REQUIRED = ("uid", "retrieved_context", "golden_triples")
@@ -111,9 +115,9 @@ def _map_values(ranked: list[str], golden: list[str], k: int, limit: int = 4096)
 
 def reachable(column: str, row: dict[str, Any], k: int = 10) -> set[float] | None:
     """All values an order-dependent reference column can take for this row (None: not order-dependent)."""
-    if column == f"map@{k}_entities":
+    if column == at_k("map", k, "entities"):
         return _map_values(row["_retrieved"], entities_of(row["_golden"]), k)
-    if column == f"hit@{k}_entities":
+    if column == at_k("hit", k, "entities"):
         ents, gold = entities_of(row["_retrieved"]), set(entities_of(row["_golden"]))
         if len(ents) <= k or not gold:
             return None
@@ -123,15 +127,23 @@ def reachable(column: str, row: dict[str, Any], k: int = 10) -> set[float] | Non
     return None
 
 
+def reference_value(row: dict[str, Any], name: str) -> Any:
+    """The value a predictions row carries for metric ``name``: under our name, else the thesis's spelling."""
+    if name in row:
+        return row[name]
+    return row.get(thesis_column(name))
+
+
 def compare(rows: list[dict[str, Any]], ours: list[dict[str, Any]], *, k: int = 10) -> dict[str, dict[str, Any]]:
     """Per column: max |ours − reference|, rows over 1e-6, and for order-dependent columns whether every
     differing reference value is reachable under some iteration order."""
     report: dict[str, dict[str, Any]] = {}
     for r, o in zip(rows, ours, strict=True):
         for col, v in o.items():
-            if col == "uid" or col not in r or v is None or r[col] in ("", None):
+            ref_cell = reference_value(r, col)
+            if col == "uid" or v is None or ref_cell in ("", None):
                 continue
-            ref = float(r[col])
+            ref = float(ref_cell)
             d = abs(float(v) - ref)
             e = report.setdefault(col, {"max_abs_diff": 0.0, "rows_over_1e-6": 0, "order_dependent_rows": 0,
                                         "unexplained_rows": 0})

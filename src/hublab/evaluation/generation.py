@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from hublab.evaluation.names import FACTUAL_CORRECTNESS_MODES, factual_correctness
 from hublab.llm.base import llm_free
 
 CITATION_LIST = re.compile(r"\n\[\d+\][\s\S]*$")
@@ -135,8 +136,8 @@ class GenerationEvaluator:
                                           if resp.error is None and isinstance(resp.data, dict) else None)
 
     def _ragas(self, metric: str, out, rows, answers) -> None:
-        names = {"factual_correctness": ["factual_correctness(mode=f1)", "factual_correctness(mode=precision)",
-                                         "factual_correctness(mode=recall)"]}.get(metric, [metric])
+        names = {"factual_correctness": [factual_correctness(m) for m in FACTUAL_CORRECTNESS_MODES]}.get(
+            metric, [metric])
         if not self.ragas_base_url or not self.ragas_model:
             self.skipped[metric] = "needs an OpenAI-compatible judge (evaluation.ragas_llm: {base_url, model})"
             for o in out:

@@ -12,6 +12,8 @@ import asyncio
 import os
 from typing import Any
 
+from hublab.evaluation.names import FACTUAL_CORRECTNESS_MODES, factual_correctness
+
 
 def _judge(base_url: str, model: str):
     import instructor
@@ -49,14 +51,14 @@ def ragas_scores(metric: str, rows: list[dict[str, Any]], answers: list[str], ba
                     user_input=row["question"], response=answer)
                 return {"answer_relevancy": float(r.value)}
             out: dict[str, float | None] = {}
-            for mode in ("f1", "precision", "recall"):
+            for mode in FACTUAL_CORRECTNESS_MODES:
                 r = await rc.FactualCorrectness(llm=llm, mode=mode, atomicity="high", coverage="high").ascore(
                     response=answer, reference=row["golden_answer"])
-                out[f"factual_correctness(mode={mode})"] = float(r.value)
+                out[factual_correctness(mode)] = float(r.value)
             return out
         except Exception:  # one judge failure → that question's value is missing (None), not 0
             if metric == "factual_correctness":
-                return {f"factual_correctness(mode={m})": None for m in ("f1", "precision", "recall")}
+                return {factual_correctness(m): None for m in FACTUAL_CORRECTNESS_MODES}
             return {metric: None}
 
     async def run_all():

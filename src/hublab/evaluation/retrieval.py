@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+from hublab.evaluation.names import at_k, count, full
 from hublab.graph.model import TripleParseError, parse_triple_string
 
 P_DIGITS = 2  # precision / recall / F1 / F2
@@ -127,25 +128,26 @@ def _map(ranked: list[str], golden: list[str], k: int) -> float:
 
 
 def retrieval_metrics(retrieved: list[str], golden: list[str], k: int = 10, *, stark: bool = False) -> dict[str, float]:
-    """All per-question retrieval metrics under the thesis's column names (``hit@10_triples`` …); with
-    ``stark=True`` also the STaRK family (``stark_hit@1`` …, exact triple match) for side-by-side reports."""
+    """All per-question retrieval metrics (``hit_at_10_triples`` …, names from ``hublab.evaluation.names``); with
+    ``stark=True`` also the STaRK family (``stark_hit_at_1`` …, exact triple match) for side-by-side reports."""
     out: dict[str, float] = {}
     levels = {"triples": (retrieved, golden), "entities": (entities_of(retrieved), entities_of(golden))}
     for level, (items, gold) in levels.items():
         # Hits@k: triples → golden triples contained in the top-k triples; entities → golden entities among
         # the first k retrieved entities (the reference drew those k from an unordered set; docs/metrics.md).
-        out[f"hit@{k}_{level}"] = (_entity_hits(items, gold, k) if level == "entities" else _hits(retrieved, gold, k))
-        out[f"map@{k}_{level}"] = _map(retrieved, gold, k)
-        out[f"mrr@{k}_{level}"] = _mrr(retrieved, gold, k)
-        at_k = entities_of(retrieved[:k]) if level == "entities" else retrieved[:k]
-        for name, v in _prf(at_k, gold).items():
-            out[f"{name}@{k}_{level}"] = v
+        out[at_k("hit", k, level)] = (_entity_hits(items, gold, k) if level == "entities"
+                                      else _hits(retrieved, gold, k))
+        out[at_k("map", k, level)] = _map(retrieved, gold, k)
+        out[at_k("mrr", k, level)] = _mrr(retrieved, gold, k)
+        top = entities_of(retrieved[:k]) if level == "entities" else retrieved[:k]
+        for name, v in _prf(top, gold).items():
+            out[at_k(name, k, level)] = v
         for name, v in _prf(items, gold).items():
-            out[f"{name}_{level}"] = v
+            out[full(name, level)] = v
         # EM@k at entity level = exact-match share over the entities of the top-k *triples* (reference).
-        out[f"exact_match@{k}_{level}"] = (_exact_match(at_k, gold, None) if level == "entities"
-                                           else _exact_match(items, gold, k))
-        out[f"exact_match_{level}"] = _exact_match(items, gold, None)
+        out[at_k("exact_match", k, level)] = (_exact_match(top, gold, None) if level == "entities"
+                                              else _exact_match(items, gold, k))
+        out[full("exact_match", level)] = _exact_match(items, gold, None)
     if stark:
         from hublab.evaluation.stark import stark_metrics
 
@@ -167,7 +169,7 @@ def aggregate(rows: list[dict[str, float | None]]) -> dict[str, float]:
         ok = [float(v) for v in vals if isinstance(v, int | float) and not isinstance(v, bool)
               and math.isfinite(float(v))]
         if len(ok) != len(vals):
-            out[f"n_{name}"] = float(len(ok))
+            out[count(name)] = float(len(ok))
         if ok:
             out[name] = sum(ok) / len(ok)
     return out

@@ -10,14 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from hublab.config import Settings
+from hublab.evaluation import names
 from hublab.pipeline.config import PipelineConfig, load_pipeline
 from hublab.tracking.artifacts import THESIS_NAMES, write_csv
 from hublab.tracking.carbon import sustainability
 
 # @10 rank metrics first; full-list metrics only next to the output size they were measured at.
-COLUMNS = [("recall@10_triples", "Recall@10"), ("hit@10_triples", "Hits@10"), ("map@10_triples", "MAP@10"),
-           ("mrr@10_triples", "MRR@10"), ("triples_per_question", "triples/q"), ("recall_triples", "Recall"),
-           ("precision_triples", "Precision"), ("f1_triples", "F1")]
+COLUMNS = [(n, names.LABELS[n]) for n in names.KEY_METRICS]
 SOURCE_TAG = "source"  # "hublab" on our method children, "thesis" on the thesis reference children
 KEY_TAG = "hublab.comparison_key"
 CHILD_TAG = "hublab.comparison_child"
@@ -45,8 +44,8 @@ def thesis_rows(settings: Settings, graph: str) -> dict[str, dict[str, float]]:
         for row in csv.DictReader(fh):
             name, _, var = row["Config"].rpartition(" (")
             if var.rstrip(")") == variant:
-                out[name] = {"recall_triples": float(row["Recall"]), "precision_triples": float(row["Precision"]),
-                             "f1_triples": float(row["F1"]), "map@10_triples": float(row["MAP@10"])}
+                out[name] = {names.RECALL: float(row["Recall"]), names.PRECISION: float(row["Precision"]),
+                             names.F1: float(row["F1"]), names.MAP_AT_10: float(row["MAP@10"])}
     return out
 
 

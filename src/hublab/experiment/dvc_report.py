@@ -7,14 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+from hublab.evaluation.names import HEADLINE, KEY_METRICS
 from hublab.experiment.aggregate import slice_metrics
-from hublab.experiment.runner import KEY_METRICS, RunSummary
+from hublab.experiment.runner import RunSummary
 from hublab.tracking.artifacts import write_csv
 
-#: What ``dvc metrics show`` lists: the @k rank metrics first, then full-list metrics next to the output size
-#: they were measured at (a recall over 300 triples is not comparable with one over 16).
-HEADLINE = ("recall@10_triples", "hit@10_triples", "map@10_triples", "mrr@10_triples", "triples_per_question",
-            "recall_triples", "precision_triples", "f1_triples", "runtime", "llm_tokens", "n_questions", "n_errors")
+__all__ = ["HEADLINE", "headline", "write_dvc_report", "write_eval_report"]
 
 
 def headline(metrics: dict[str, float], per_question: list[dict[str, Any]]) -> dict[str, float]:

@@ -23,6 +23,7 @@ from hublab.config import Settings
 from hublab.config import settings as load_settings
 from hublab.datasets.model import QAPair
 from hublab.errors import InputError
+from hublab.evaluation.names import KEY_METRICS, slice_metric  # noqa: F401 (KEY_METRICS re-exported)
 from hublab.experiment.aggregate import (  # noqa: F401 (re-exported)
     SLICE_FIELDS,
     _retrieval_metrics,
@@ -36,10 +37,6 @@ from hublab.pipeline.config import PipelineConfig, flatten
 
 log = logging.getLogger(__name__)
 OnQuestion = Callable[[int, int, dict[str, float]], bool]
-#: Headline metrics, in the order they are shown: rank metrics at k = 10 first, then the full-list metrics next
-#: to the number of triples they were measured over (a recall over 300 triples is not one over 16).
-KEY_METRICS = ("recall@10_triples", "hit@10_triples", "map@10_triples", "mrr@10_triples", "triples_per_question",
-               "recall_triples", "precision_triples", "f1_triples")
 DEFAULT_MAX_FAILURE_SHARE = 0.25
 
 
@@ -308,11 +305,11 @@ def _run_locked(cfg: PipelineConfig, graph: str, dataset: str, pairs: list[QAPai
         slices = slice_metrics(records)
         for f, groups in slices.items():
             for v, m in groups.items():
-                mlflow.log_metrics({mlflow_log.metric_name(f"{name_}/by_{f}/{v}"): m[name_]
+                mlflow.log_metrics({slice_metric(name_, f, v): m[name_]
                                     for name_ in KEY_METRICS if name_ in m})
         if skipped:
             mlflow.set_tags(mlflow_log.safe_tags(
-                {f"skipped.{mlflow_log.metric_name(k_)}": why[:500] for k_, why in skipped.items()}, secrets))
+                {f"skipped.{k_}": why[:500] for k_, why in skipped.items()}, secrets))
         if carbon is not None:
             mlflow.set_tag("carbon.energy", "measured (RAPL)" if carbon.measured else "estimated (no RAPL)")
         if failed:

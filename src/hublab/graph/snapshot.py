@@ -31,6 +31,18 @@ from hublab.graph.model import Triple
 RESEARCH_FIELD_TYPE = "ResearchField"
 CONTRIBUTION_PREDICATE = "contribution"
 RESEARCH_FIELD_PREDICATE = "research field"
+#: An ORKG research field is a resource: its id is ``R`` followed by digits (R659055, R11 "Science").
+RESEARCH_FIELD_ID = re.compile(r"R[0-9]+")
+
+
+def check_research_field(value: Any, *, field: str = "snapshot.research_field", file: str | None = None) -> str:
+    """The research field id, or an :class:`InputError` naming where the malformed id came from."""
+    text = value.strip() if isinstance(value, str) else value
+    if not isinstance(text, str) or not RESEARCH_FIELD_ID.fullmatch(text):
+        raise InputError(f"malformed ORKG research field id {value!r}: expected 'R' followed by digits, the id in "
+                         "the field's ORKG address (e.g. R659055 in https://orkg.org/field/R659055)",
+                         file=file, field=field)
+    return text
 
 
 def _triple_key(t: Triple) -> tuple[str, str, str]:
@@ -221,12 +233,16 @@ def build_snapshot(
     client: Any | None = None,
     on_paper: Callable[[int, int, str], None] | None = None,
     root: Path | None = None,
+    research_field_from: tuple[str, str | None] = ("snapshot.research_field", None),
 ) -> dict[str, Any]:
     """Run the snapshot stage from the ``snapshot`` section of params.yaml (paths in the manifest are
-    written relative to ``root`` when given, so manifests do not depend on the checkout location)."""
+    written relative to ``root`` when given, so manifests do not depend on the checkout location).
+    ``research_field_from`` (field, file) says where ``research_field`` came from, for the error on a malformed
+    id (checked before anything is read or written)."""
     source = cfg.get("source", "export")
     name = str(cfg.get("name", "gv3_orkg"))
-    field = str(cfg.get("research_field", "R659055"))
+    where, where_file = research_field_from
+    field = check_research_field(cfg.get("research_field", "R659055"), field=where, file=where_file)
     pattern = cfg.get("contribution_pattern") or None
     if source == "export":
         triples, info = snapshot_from_export(export_path, field, contribution_pattern=pattern)

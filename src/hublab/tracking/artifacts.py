@@ -10,11 +10,12 @@ from typing import Any
 import yaml
 
 from hublab.config import Settings
+from hublab.evaluation import names
 from hublab.pipeline.config import PipelineConfig, flatten
 
 # Thesis reference rows (graph_variants.csv / final_comparison_gv1.csv) by retriever type.
 THESIS_NAMES = {"hublink": "HubLink", "difar": "DiFaR", "fidelis": "FiDeLiS", "mindmap": "Mindmap"}
-PLOT_METRICS = ("recall_triples", "precision_triples", "f1_triples", "hit@10_triples", "map@10_triples")
+PLOT_METRICS = (names.RECALL, names.PRECISION, names.F1, names.HITS_AT_10, names.MAP_AT_10)
 
 
 def predictions_rows(cfg: PipelineConfig, records: list[dict[str, Any]], config_hash: str) -> list[dict[str, Any]]:
@@ -75,8 +76,8 @@ def thesis_reference(cfg: PipelineConfig, graph: str, settings: Settings) -> dic
     with path.open() as fh:
         for row in csv.DictReader(fh):
             if row["Config"] == f"{name} ({variant})":
-                return {"recall_triples": float(row["Recall"]), "precision_triples": float(row["Precision"]),
-                        "f1_triples": float(row["F1"]), "map@10_triples": float(row["MAP@10"])}
+                return {names.RECALL: float(row["Recall"]), names.PRECISION: float(row["Precision"]),
+                        names.F1: float(row["F1"]), names.MAP_AT_10: float(row["MAP@10"])}
     return {}
 
 

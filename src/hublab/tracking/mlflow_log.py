@@ -1,5 +1,6 @@
-"""MLflow conventions: a sqlite store under ``mlruns/`` (the file store is refused by MLflow 3),
-metric names made MLflow-safe (``hit@10_triples`` → ``hit_at_10_triples``), secrets never logged.
+"""MLflow conventions: a sqlite store under ``mlruns/`` (the file store is refused by MLflow 3), metrics
+logged under HubLab's own names (``hublab.evaluation.names``: valid MLflow keys as they are, so nothing is
+renamed here — an invalid name is a bug and raises), secrets never logged.
 
 Portable tracking: MLflow records artifact locations as absolute ``file://`` URIs. ``setup`` re-points the
 locations recorded under another checkout's ``mlruns/artifacts`` at this checkout's, so a copied or moved
@@ -19,6 +20,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from hublab.evaluation import names
 from hublab.pipeline.config import looks_secret
 
 MAX_PARAM_LEN = 6000
@@ -118,10 +120,6 @@ def _get_or_create_experiment(mlflow: Any, experiment: str) -> str:
         return exp.experiment_id
 
 
-def metric_name(name: str) -> str:
-    return name.replace("@", "_at_").replace("(", "_").replace(")", "").replace("=", "_")
-
-
 def secret_values(extra_env_names: list[str] | tuple[str, ...] = ()) -> list[str]:
     """Values that must never be written anywhere: env vars with secret-looking names + the named ones."""
     names = {k for k in os.environ if looks_secret(k)} | set(extra_env_names)
@@ -171,10 +169,11 @@ def safe_tags(tags: dict[str, Any], secrets: list[str] | None = None) -> dict[st
 
 
 def finite_metrics(metrics: dict[str, Any]) -> dict[str, float]:
+    """The finite numeric metrics, under their own names (checked against the naming scheme, never renamed)."""
     out = {}
     for k, v in metrics.items():
         if isinstance(v, bool) or not isinstance(v, int | float):
             continue
         if math.isfinite(float(v)):
-            out[metric_name(k)] = float(v)
+            out[names.check(k)] = float(v)
     return out

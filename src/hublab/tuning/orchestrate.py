@@ -27,6 +27,7 @@ import optuna
 
 from hublab.config import Settings
 from hublab.errors import InputError
+from hublab.evaluation import names
 from hublab.tuning.storage import DEFAULT_GRACE_S, DEFAULT_HEARTBEAT_S, redact_url
 from hublab.tuning.study import WORKER, Evaluator, StudyResult, StudySpec, run_study
 
@@ -215,7 +216,7 @@ def run_tune(req: TuneRequest, *, settings: Settings | None = None, evaluator: E
     storage = req.storage or f"sqlite:///{(st.root / 'mlruns' / 'optuna.db').resolve()}"
     objectives = list(req.objectives) or ["recall_triples"]
     if req.mode == "nsga2" and len(objectives) < 2:
-        objectives = ["recall_triples", "hit@10_triples", "runtime"]
+        objectives = [names.RECALL, names.HITS_AT_10, names.RUNTIME]
     spec = StudySpec(req.study, req.mode, storage, req.n_trials, objectives, req.seed,
                      heartbeat_interval=req.heartbeat_interval, grace_period=req.grace_period)
     spec.validate()

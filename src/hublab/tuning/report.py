@@ -8,6 +8,7 @@ import json
 import os
 from pathlib import Path
 
+from hublab.evaluation import names
 from hublab.tuning.study import StudyResult
 
 
@@ -48,8 +49,8 @@ def write_outputs(res: StudyResult, out_dir: Path) -> list[Path]:
     if res.table:
         buf = io.StringIO()
         w = csv.writer(buf)
-        w.writerow(["parameter", "value", "is_base", "recall", "hits@10", "delta_recall_pct", "delta_hits_pct",
-                    "chosen"])
+        w.writerow(["parameter", "value", "is_base", names.RECALL, names.HITS_AT_10, f"delta_{names.RECALL}_pct",
+                    f"delta_{names.HITS_AT_10}_pct", "chosen"])
         for r in res.table:
             w.writerow([r.factor, json.dumps(r.value), r.is_base, r.recall, r.hits, r.delta_recall_pct,
                         r.delta_hits_pct, r.chosen])

@@ -27,6 +27,7 @@ from typing import Any, Protocol
 import optuna
 
 from hublab.errors import InputError
+from hublab.evaluation import names
 from hublab.tuning.ofat import FactorRow, OfatTrial, apply_overrides, ofat_table, ofat_trials
 from hublab.tuning.space import Param, SearchSpace, encode_value, get_path, optuna_param
 from hublab.tuning.storage import (
@@ -42,8 +43,8 @@ log = logging.getLogger(__name__)
 
 # Metrics where smaller is better (everything else is maximised).
 MINIMIZE = {"runtime", "llm_tokens", "emissions", "energy", "runtime_s", "total_energy_consumption"}
-RECALL = "recall_triples"
-HITS = "hit@10_triples"
+RECALL = names.RECALL
+HITS = names.HITS_AT_10
 
 
 def direction_of(metric: str) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 
 from hublab.datasets.stark.skb import SkbKnowledgeGraph, StarkQuery, load_qa
 from hublab.embedding.base import Embedder
+from hublab.evaluation.names import STARK_OWN
 from hublab.evaluation.stark import mean_metrics, query_metrics
 from hublab.retrievers.base import Resources, RetrievalResult, Retriever
 
@@ -70,7 +71,7 @@ def evaluate(
                      "reason": res.reason, **m})
         if progress:
             progress(n, len(queries))
-    metric_rows = [{k: r[k] for k in ("hit@1", "hit@5", "recall@20", "mrr")} for r in rows]
+    metric_rows = [{k: r[k] for k in STARK_OWN} for r in rows]
     return StarkReport(retriever.name, split, len(rows), mean_metrics(metric_rows), rows,
                        time.perf_counter() - start)
 
