@@ -65,3 +65,19 @@ def test_second_process_gets_a_clear_lock_error(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert "CLEAR:" in out.stdout and "one process at a time" in out.stdout, out.stdout + out.stderr[-2000:]
     assert issubclass(HubLabError, Exception)
+
+
+def test_search_arrays_matches_search_for_every_exact_filter(tmp_path):
+    """The columnar search (HubLink's path) returns the same ids, scores and fields as ``search``, for each clause
+    of the exact grammar and their conjunction; only the requested fields come back."""
+    store = _filled(tmp_path / "arr.db")
+    q = np.array([[0.5, 0.4, 0.3, 0.0], [0.0, 0.1, 0.9, 0.0]], dtype=np.float32)
+    for flt in ("", 'hub_root == "R2"', 'hub_root != "R2"', 'text in ["alpha", "gamma"]', 'text not in ["beta"]',
+                'hub_root == "R2" and text not in ["gamma"]', 'hub_root in ["R1", "R2"] and text in ["beta"]'):
+        hits = store.search("c", q, 2, filter=flt)
+        arrays = store.search_arrays("c", q, 2, filter=flt, output_fields=["text"])
+        assert set(arrays[0].fields) == {"text"}, flt
+        for h, a in zip(hits, arrays, strict=True):
+            assert a.ids.tolist() == [x.id for x in h], flt
+            assert a.scores.tolist() == [x.score for x in h], flt
+            assert list(a.fields["text"]) == [x.fields["text"] for x in h], flt

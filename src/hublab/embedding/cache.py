@@ -26,6 +26,10 @@ class CachedEmbedder(Embedder):
         self._db.execute("CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, vec BLOB)")
         self._lock = threading.Lock()
         self.model_calls = 0  # number of texts actually sent to the model (for tests and stats)
+        # In-memory layer over the sqlite table (same vectors): retrieval embeds the same question and triple
+        # texts again and again (LLM-free HubLink's output filter: ~200 triples per question).
+        self._mem: dict[str, np.ndarray] = {}
+        self.mem_entries = 20000
 
     def _key(self, text: str) -> str:
         return hashlib.sha256(f"{self.name}\x00{text}".encode()).hexdigest()
@@ -35,10 +39,12 @@ class CachedEmbedder(Embedder):
             return np.zeros((0, self.dim), dtype=np.float32)
         keys = [self._key(t) for t in texts]
         unique = list(dict.fromkeys(keys))
-        found: dict[str, np.ndarray] = {}
+        mem = self._mem
+        found: dict[str, np.ndarray] = {k: mem[k] for k in unique if k in mem}
+        todo = [k for k in unique if k not in found] if found else unique
         with self._lock:
-            for i in range(0, len(unique), 900):
-                chunk = unique[i : i + 900]
+            for i in range(0, len(todo), 900):
+                chunk = todo[i : i + 900]
                 q = f"SELECT key, vec FROM emb WHERE key IN ({','.join('?' * len(chunk))})"
                 for k, blob in self._db.execute(q, chunk):
                     found[k] = np.frombuffer(blob, dtype=np.float32)
@@ -55,4 +61,7 @@ class CachedEmbedder(Embedder):
                 self._db.commit()
             for k, v in zip(missing_keys, vecs, strict=True):
                 found[k] = np.asarray(v, dtype=np.float32)
+        if len(mem) + len(found) > self.mem_entries:
+            mem.clear()
+        mem.update(found)
         return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)

@@ -29,6 +29,19 @@ class SearchHit:
     fields: dict[str, Any]  # at least the requested output fields; read-only (may be shared between hits)
 
 
+@dataclass
+class HitArrays:
+    """The hits of one query vector as columns, best first: what a caller that reads a few fields of thousands
+    of hits needs without one object per hit."""
+
+    ids: np.ndarray  # int64
+    scores: np.ndarray  # higher is more similar
+    fields: dict[str, Any]  # output field -> sequence of per-hit values (None where a hit lacks the field)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
 class VectorStore(ABC):
     @abstractmethod
     def ensure_collection(self, name: str, dim: int, metric: str = "COSINE") -> None:
@@ -55,6 +68,24 @@ class VectorStore(ABC):
         output_fields: list[str] | None = None,
     ) -> list[list[SearchHit]]:
         """One hit list per query vector, best first. ``filter`` is a Milvus boolean expression."""
+
+    def search_arrays(
+        self,
+        name: str,
+        vectors: np.ndarray,
+        k: int,
+        *,
+        filter: str = "",
+        output_fields: list[str],
+    ) -> list[HitArrays]:
+        """``search`` as columns (one ``HitArrays`` per query vector) with exactly ``output_fields``. Stores with
+        an in-memory copy override this to skip building per-hit objects."""
+        out = []
+        for hits in self.search(name, vectors, k, filter=filter, output_fields=output_fields):
+            out.append(HitArrays(np.array([h.id for h in hits], dtype=np.int64),
+                                 np.array([h.score for h in hits], dtype=np.float64),
+                                 {f: [h.fields.get(f) for h in hits] for f in output_fields}))
+        return out
 
     @abstractmethod
     def query(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -22,9 +23,8 @@ import numpy as np
 _CLAUSE = re.compile(r"^\s*(\w+)\s*(not in|in|==|!=)\s*(.+?)\s*$", re.S)
 
 
-def parse_filter(expr: str) -> list[tuple[str, str, Any]] | None:
-    if not expr or not expr.strip():
-        return []
+@lru_cache(maxsize=8192)
+def _parse(expr: str) -> tuple[tuple[str, str, Any], ...] | None:
     clauses = []
     for part in re.split(r"\s+and\s+", expr.strip()):
         m = _CLAUSE.match(part)
@@ -37,14 +37,27 @@ def parse_filter(expr: str) -> list[tuple[str, str, Any]] | None:
             return None
         if op in ("in", "not in") and not isinstance(value, list):
             return None
-        clauses.append((field, op, set(value) if isinstance(value, list) else value))
-    return clauses
+        try:
+            clauses.append((field, op, frozenset(value) if isinstance(value, list) else value))
+        except TypeError:  # unhashable list items: no exact search for this expression
+            return None
+    return tuple(clauses)
+
+
+def parse_filter(expr: str) -> list[tuple[str, str, Any]] | None:
+    """``[(field, op, value)]`` (``in``/``not in`` values as frozensets), ``[]`` for no filter, None when the
+    expression is outside the grammar. Parsed expressions are cached (HubLab repeats the same hub filters)."""
+    if not expr or not expr.strip():
+        return []
+    parsed = _parse(expr)
+    return None if parsed is None else list(parsed)
 
 
 class Mirror:
     """Ids, vectors and scalar fields of one collection, with what every query needs precomputed once:
-    L2-normalised vectors for COSINE, and per filtered field an inverted index value → row positions, so
-    a query costs one matrix product plus a partial sort (no per-row Python work)."""
+    L2-normalised vectors for COSINE, per field an inverted index value → row positions and a column array,
+    so a query costs set operations on sorted positions, one matrix product over the selected rows and a
+    partial sort (no per-row Python work)."""
 
     def __init__(self, rows: list[dict[str, Any]]) -> None:
         self.ids = np.array([int(r["id"]) for r in rows], dtype=np.int64)
@@ -54,10 +67,14 @@ class Mirror:
         self._columns: dict[str, np.ndarray] = {}
         self._postings: dict[str, dict[Any, np.ndarray]] = {}
         self._normed: np.ndarray | None = None
+        self._last_query: tuple[tuple[tuple[int, ...], bytes], np.ndarray] | None = None
 
     def column(self, name: str) -> np.ndarray:
+        """Field ``name`` of every row (object array; None where a row lacks it)."""
         if name not in self._columns:
-            self._columns[name] = np.array([f.get(name) for f in self.fields], dtype=object)
+            col = np.empty(len(self.fields), dtype=object)
+            col[:] = [f.get(name) for f in self.fields]
+            self._columns[name] = col
         return self._columns[name]
 
     def postings(self, name: str) -> dict[Any, np.ndarray]:
@@ -73,50 +90,97 @@ class Mirror:
             self._postings[name] = {v: np.asarray(p, dtype=np.int64) for v, p in lists.items()}
         return self._postings[name]
 
-    def _rows_with(self, field: str, values: set[Any]) -> np.ndarray:
+    def _rows_with(self, field: str, values) -> np.ndarray:
         post = self.postings(field)
-        parts = [post[v] for v in values if v in post]
+        parts = [post[v] for v in values if _hashable(v) and v in post]
+        if len(parts) == 1:
+            return parts[0]
         return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
 
     def mask(self, clauses: list[tuple[str, str, Any]]) -> np.ndarray:
-        m = np.ones(len(self.ids), dtype=bool)
-        for field, op, value in clauses:
-            if op in ("in", "==", "not in", "!="):
-                values = value if op in ("in", "not in") else {value}
-                hit = np.zeros(len(self.ids), dtype=bool)
-                hit[self._rows_with(field, values)] = True
-                m &= hit if op in ("in", "==") else ~hit
+        m = np.zeros(len(self.ids), dtype=bool)
+        m[self.positions(clauses)] = True
         return m
+
+    def positions(self, clauses) -> np.ndarray:
+        """Sorted row positions matching every clause, from the postings (set operations on sorted position
+        arrays; a full-length mask only for a purely negative filter)."""
+        idx: np.ndarray | None = None
+        excluded: list[np.ndarray] = []
+        for field, op, value in clauses:
+            values = value if op in ("in", "not in") else (value,)
+            rows = self._rows_with(field, values)
+            if op in ("in", "=="):
+                idx = rows if idx is None else idx[np.isin(idx, rows, assume_unique=True)]
+            else:
+                excluded.append(rows)
+        if idx is None:
+            keep = np.ones(len(self.ids), dtype=bool)
+            for rows in excluded:
+                keep[rows] = False
+            return np.flatnonzero(keep)
+        for rows in excluded:
+            if len(rows) and len(idx):
+                idx = idx[~np.isin(idx, rows, assume_unique=True)]
+        return idx
 
     def normed(self) -> np.ndarray:
         if self._normed is None:
             self._normed = self.matrix / np.maximum(np.linalg.norm(self.matrix, axis=1, keepdims=True), 1e-12)
         return self._normed
 
-    def search(self, vectors: np.ndarray, k: int, clauses, metric: str) -> list[list[tuple[int, float]]]:
-        """Per query vector: [(row position, score)] best first; L2 scores are negated distances.
+    def search_arrays(self, vectors: np.ndarray, k: int, clauses, metric: str) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per query vector: (row positions, scores), best first; L2 scores are negated distances.
         Ties are broken by row position, so results never depend on the partial sort's internals."""
+        empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))
         if len(self.ids) == 0:
-            return [[] for _ in range(len(vectors))]
-        idx = np.nonzero(self.mask(clauses))[0] if clauses else None
+            return [empty for _ in range(len(vectors))]
+        idx = self.positions(clauses) if clauses else None
         if idx is not None and len(idx) == 0:
-            return [[] for _ in range(len(vectors))]
+            return [empty for _ in range(len(vectors))]
         q = np.asarray(vectors, dtype=np.float32)
         if metric == "L2":
             sub = self.matrix if idx is None else self.matrix[idx]
             scores = -(((sub[None, :, :] - q[:, None, :]) ** 2).sum(-1))
         else:
+            # One product per call over the selected rows only: a product over all rows and a gather would be
+            # faster for repeated query vectors, but BLAS rounds a row's score differently depending on the
+            # matrix shape (last-bit differences), which re-orders exact ties between calls.
             base = self.normed() if metric == "COSINE" else self.matrix
             sub = base if idx is None else base[idx]
             if metric == "COSINE":
-                q = q / np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
+                q = self._normed_query(q)
             scores = q @ sub.T
         n = scores.shape[1]
         k = min(k, n)
-        out = []
-        for row in scores:
-            top = np.argpartition(-row, k - 1)[:k] if k < n else np.arange(n)
-            top = top[np.lexsort((top, -row[top]))]
-            pos = top if idx is None else idx[top]
-            out.append(list(zip(pos.tolist(), row[top].tolist(), strict=True)))
-        return out
+        # all query vectors at once; row by row this is the 1-D argpartition + lexsort (same results)
+        neg = -scores
+        r = np.arange(len(neg))[:, None]
+        top = np.argpartition(neg, k - 1, axis=1)[:, :k] if k < n else np.tile(np.arange(n), (len(neg), 1))
+        top = top[r, np.lexsort((top, neg[r, top]), axis=1)]
+        best = scores[r, top]
+        pos = top if idx is None else idx[top]
+        return [(pos[i], best[i]) for i in range(len(pos))]
+
+    def _normed_query(self, q: np.ndarray) -> np.ndarray:
+        """Unit-length query vectors, cached for the last query (HubLab sends the same vectors many times)."""
+        key = (q.shape, q.tobytes())
+        last = self._last_query  # replaced as one tuple: threads never mix two queries
+        if last is not None and last[0] == key:
+            return last[1]
+        normed = q / np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
+        self._last_query = (key, normed)
+        return normed
+
+    def search(self, vectors: np.ndarray, k: int, clauses, metric: str) -> list[list[tuple[int, float]]]:
+        """Per query vector: [(row position, score)] best first (see ``search_arrays``)."""
+        return [list(zip(pos.tolist(), sc.tolist(), strict=True))
+                for pos, sc in self.search_arrays(vectors, k, clauses, metric)]
+
+
+def _hashable(v: Any) -> bool:
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from hublab.errors import HubLabError
-from hublab.vectorstore.base import SearchHit, VectorStore
+from hublab.vectorstore.base import HitArrays, SearchHit, VectorStore
 
 # Scores that Milvus returns as distances (smaller = closer) are negated so higher is always better.
 _DISTANCE_METRICS = {"L2"}
@@ -75,6 +75,8 @@ class MilvusVectorStore(VectorStore):
         self._metric[name] = metric
 
     def has_collection(self, name: str) -> bool:
+        if self.local_file and name in self._mirrors:
+            return True  # a Lite file has one process, this one: only our own drop_collection removes it
         return bool(self.client.has_collection(name))
 
     def drop_collection(self, name: str) -> None:
@@ -131,17 +133,24 @@ class MilvusVectorStore(VectorStore):
                 self._metric[name] = "COSINE"
         return self._metric[name]
 
+    def _mirror_search(self, name, vectors, k, filter):
+        """(mirror, [(row positions, scores)] per vector) when the exact mirror answers this search, else None."""
+        if not self.use_mirror:
+            return None
+        from hublab.vectorstore.exact import parse_filter
+
+        clauses = parse_filter(filter)
+        if clauses is None:
+            return None
+        mirror = self._mirror(name)
+        return mirror, mirror.search_arrays(np.asarray(vectors), int(k), clauses, self._metric_of(name))
+
     def search(self, name, vectors, k, *, filter="", output_fields=None) -> list[list[SearchHit]]:
         if k <= 0 or len(vectors) == 0:
             return [[] for _ in range(len(vectors))]
-        if self.use_mirror:
-            from hublab.vectorstore.exact import parse_filter
-
-            clauses = parse_filter(filter)
-            if clauses is not None:
-                mirror = self._mirror(name)
-                found = mirror.search(np.asarray(vectors), int(k), clauses, self._metric_of(name))
-                return self._hits_from_mirror(mirror, found, output_fields or ["*"])
+        found = self._mirror_search(name, vectors, k, filter)
+        if found is not None:
+            return self._hits_from_mirror(*found)
         self._ensure_loaded(name)
         res = self.client.search(
             name, data=[np.asarray(v, dtype=np.float32).tolist() for v in vectors], filter=filter or "",
@@ -158,12 +167,30 @@ class MilvusVectorStore(VectorStore):
             out.append(row)
         return out
 
+    def search_arrays(self, name, vectors, k, *, filter="", output_fields) -> list[HitArrays]:
+        """Through the mirror: positions → ids, scores and the requested field columns by fancy indexing (no
+        object per hit); natively: ``search``'s hits turned into columns."""
+        if k > 0 and len(vectors) > 0:
+            found = self._mirror_search(name, vectors, k, filter)
+            if found is not None:
+                mirror, results = found
+                pos = np.concatenate([p for p, _ in results]) if results else np.zeros(0, np.int64)
+                cols = {f: mirror.column(f)[pos].tolist() for f in output_fields}  # one gather per field
+                out, start = [], 0
+                for p, scores in results:
+                    end = start + len(p)
+                    out.append(HitArrays(mirror.ids[p], scores, {f: c[start:end] for f, c in cols.items()}))
+                    start = end
+                return out
+        return super().search_arrays(name, vectors, k, filter=filter, output_fields=output_fields)
+
     @staticmethod
-    def _hits_from_mirror(mirror, results, wanted: list[str]) -> list[list[SearchHit]]:
-        """Hits share the mirror's field dicts (read-only for callers; a superset of ``wanted``): no dict is
-        built per hit, which dominated query time on hub-restricted searches (thousands of hits per question)."""
+    def _hits_from_mirror(mirror, results) -> list[list[SearchHit]]:
+        """Hits share the mirror's field dicts (read-only for callers; a superset of the output fields): no dict
+        is built per hit."""
         ids, fields = mirror.ids, mirror.fields
-        return [[SearchHit(int(ids[p]), score, fields[p]) for p, score in hits] for hits in results]
+        return [[SearchHit(int(ids[p]), score, fields[p]) for p, score in zip(pos.tolist(), sc.tolist(), strict=True)]
+                for pos, sc in results]
 
     def query(self, name, *, filter, output_fields=None, limit=16384) -> list[dict[str, Any]]:
         self._ensure_loaded(name)

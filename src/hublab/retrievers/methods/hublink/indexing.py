@@ -77,6 +77,7 @@ class HubIndex:
         self.detector = HubDetector(graph, settings.hub_types)
         self.collection = f"{collection}_{settings.fingerprint(embedder, llm)}"
         self.manifest_path = manifest_dir / f"{self.collection}.manifest.json"
+        self._manifest_cache: tuple[tuple[int, int, int], dict[str, list[str]]] | None = None
         self._paths: dict[str, dict[str, Any]] | None = None
         self.llm_path_text = settings.llm_path_text and not llm_free(llm)
         key = hashlib.sha256(f"{getattr(llm, 'model', '')}|{prompts.PATH_TO_TEXT_VERSION}".encode()).hexdigest()[:12]
@@ -91,8 +92,18 @@ class HubIndex:
         return {}
 
     def manifest(self) -> dict[str, list[str]]:
-        """Committed hubs → sorted path hashes (hubs whose store rows match)."""
-        return self._read_manifest().get("hubs", {})
+        """Committed hubs → sorted path hashes (hubs whose store rows match). Read-only for callers: parsed once
+        per version of the file (keyed by its stat; every save replaces the file), not once per question."""
+        try:
+            st = self.manifest_path.stat()
+        except OSError:
+            return {}
+        key = (st.st_ino, st.st_mtime_ns, st.st_size)
+        cached = self._manifest_cache
+        if cached is None or cached[0] != key:
+            cached = (key, self._read_manifest().get("hubs", {}))
+            self._manifest_cache = cached
+        return cached[1]
 
     def _save_manifest(self, hubs: dict[str, list[str]], unsettled: set[str] | None = None) -> None:
         self.manifest_path.parent.mkdir(parents=True, exist_ok=True)

@@ -7,6 +7,7 @@ mode replaces every LLM step by a deterministic one (see llm_free notes in docs/
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -42,6 +43,17 @@ def hub_documents(hubs: list[Hub]) -> list[dict[str, Any]]:
              "metadata": {"hub_root": h.root, "hub_score": float(h.score), "path_score": float(hit.score),
                           "level": hit.level}}
             for h in hubs for hit in h.ranked()]
+
+
+@lru_cache(maxsize=65536)
+def _parse_triple(t: str) -> Triple | None:
+    """A canonical triple string as a (frozen) ``Triple``, None if it does not parse; cached (the same triples
+    come back question after question)."""
+    try:
+        pt = parse_triple_string(t)
+    except TripleParseError:
+        return None
+    return Triple(Knowledge(pt.subject_id, pt.subject_label), pt.predicate, Knowledge(pt.object_id, pt.object_label))
 
 
 class HubLinkRetriever(Retriever):
@@ -254,8 +266,14 @@ class HubLinkRetriever(Retriever):
         todo = [c for c in contexts if paths_to_topic.get(c.root)]
         if not todo:
             return
-        with ThreadPoolExecutor(max_workers=self.max_workers) as pool:
-            done = list(pool.map(lambda c: self.hub_index.path_text(paths_to_topic[c.root]), todo))
+        def text(c: HubContext):
+            return self.hub_index.path_text(paths_to_topic[c.root])
+
+        if self.hub_index.llm_path_text:
+            with ThreadPoolExecutor(max_workers=self.max_workers) as pool:
+                done = list(pool.map(text, todo))
+        else:  # the template: no call to wait for, so no thread pool per question
+            done = list(map(text, todo))
         for c, (text, failed) in zip(todo, done, strict=True):
             c.path_to_topic = text
             if failed:
@@ -284,7 +302,8 @@ class HubLinkRetriever(Retriever):
         if self.max_output:
             scored = scored[: int(self.max_output)]
         parsed = self._parsed([t for t, _ in scored])
-        ctx = [Context(text=t, triple=parsed.get(t), score=s, metadata={"hub": self._hub_of(t, partials)})
+        hub_of = self._hub_of_triples(partials)
+        ctx = [Context(text=t, triple=parsed.get(t), score=s, metadata={"hub": hub_of.get(t, "")})
                for t, s in scored]
         sources = [{"id": p.hub.root, "title": p.hub.title, "doi": p.hub.doi or ""} for p in partials]
         reason = None if ctx else "the output-triple filter kept no triple (Listing A.4 returned an empty list)"
@@ -294,12 +313,9 @@ class HubLinkRetriever(Retriever):
     def _parsed(triples: list[str]) -> dict[str, Triple]:
         parsed: dict[str, Triple] = {}
         for t in triples:
-            try:
-                pt = parse_triple_string(t)
-            except TripleParseError:
-                continue
-            parsed[t] = Triple(Knowledge(pt.subject_id, pt.subject_label), pt.predicate,
-                               Knowledge(pt.object_id, pt.object_label))
+            triple = _parse_triple(t)
+            if triple is not None:
+                parsed[t] = triple
         return parsed
 
     def _output_triples(self, q: ProcessedQuestion, answer: str, partials: list[Partial],
@@ -336,8 +352,10 @@ class HubLinkRetriever(Retriever):
         return similarity([t for t, _ in thesis])
 
     @staticmethod
-    def _hub_of(triple: str, partials) -> str:
+    def _hub_of_triples(partials) -> dict[str, str]:
+        """triple → root of the first contributing hub that holds it (one pass, not one per output triple)."""
+        out: dict[str, str] = {}
         for p in partials:
-            if triple in p.hub.triples:
-                return p.hub.root
-        return ""
+            for t in p.hub.triples:
+                out.setdefault(t, p.hub.root)
+        return out

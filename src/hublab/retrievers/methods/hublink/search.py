@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
-from hublab.vectorstore.base import VectorStore
+from hublab.vectorstore.base import HitArrays, VectorStore
 
 MAX_LIMIT = 16384
+_FIELDS = ["hub_root", "path_hash", "level", "text", "subject"]
 
 
 @dataclass
@@ -48,6 +49,53 @@ class Hub:
         return sorted(self.paths.values(), key=_rank_key)
 
 
+def _with(h: PathHit, *, score: float | None = None, support: float | None = None) -> PathHit:
+    """``dataclasses.replace`` for the two fields that change, without its per-call introspection."""
+    return PathHit(h.path_hash, h.hub_root, h.score if score is None else score, h.level, h.text, h.subject,
+                   h.support if support is None else support)
+
+
+def _arrays(store, collection: str, vectors, limit: int, flt: str, fields: list[str] = _FIELDS) -> list[HitArrays]:
+    """The store's hits per query vector as columns (``VectorStore.search_arrays``; duck-typed stores without
+    it are adapted from ``search``)."""
+    fn = getattr(store, "search_arrays", None)
+    if fn is not None:
+        return fn(collection, vectors, limit, filter=flt, output_fields=fields)
+    return VectorStore.search_arrays(store, collection, vectors, limit, filter=flt, output_fields=fields)
+
+
+def _text(v) -> str:
+    return "" if v is None else v
+
+
+def _best_per_path(results: list[HitArrays], skip) -> dict[str, tuple]:
+    """``Hub.add`` over every hit in order (vector by vector, best first), on plain tuples: per path hash not in
+    ``skip`` the hit with the best score, ties to the smaller ``(level, text)``; first-seen order of the paths.
+    Values: ``(score, level, text, hub_root, subject)``."""
+    best: dict[str, tuple] = {}
+    for a in results:
+        f = a.fields
+        for ph, root, score, level, text, subject in zip(f["path_hash"], f["hub_root"], a.scores.tolist(),
+                                                          f["level"], f["text"], f["subject"], strict=True):
+            if ph in skip:
+                continue
+            old = best.get(ph)
+            if old is not None:
+                if score < old[0]:
+                    continue
+                level, text = _text(level), _text(text)
+                if score == old[0] and (level, text) >= (old[1], old[2]):
+                    continue
+                best[ph] = (score, level, text, root, subject)
+            else:
+                best[ph] = (score, _text(level), _text(text), root, subject)
+    return best
+
+
+def _hub_from(root: str, best: dict[str, tuple]) -> Hub:
+    return Hub(root, {ph: PathHit(ph, r, sc, lv, tx, sj or "") for ph, (sc, lv, tx, r, sj) in best.items()})
+
+
 def _ids(ids: list[str]) -> str:
     return "[" + ", ".join(json.dumps(i) for i in ids) + "]"
 
@@ -59,11 +107,18 @@ class HubSearch:
         self.top_paths = top_paths
         self.penalty = diversity_penalty
 
+    def _search_arrays(self, vectors, limit: int, filter: str) -> list[HitArrays]:
+        return _arrays(self.store, self.collection, vectors, min(max(1, limit), MAX_LIMIT), filter)
+
     def _search_per_vector(self, vectors, limit: int, filter: str) -> list[list[PathHit]]:
-        res = self.store.search(self.collection, vectors, min(max(1, limit), MAX_LIMIT), filter=filter,
-                                output_fields=["hub_root", "path_hash", "level", "text", "subject"])
-        return [[PathHit(h.fields["path_hash"], h.fields["hub_root"], h.score, h.fields.get("level", ""),
-                         h.fields.get("text", ""), h.fields.get("subject", "") or "") for h in hits] for hits in res]
+        out = []
+        for a in self._search_arrays(vectors, limit, filter):
+            f = a.fields
+            out.append([PathHit(ph, root, score, _text(level), _text(text), subject or "")
+                        for ph, root, score, level, text, subject in zip(
+                            f["path_hash"], f["hub_root"], a.scores.tolist(), f["level"], f["text"], f["subject"],
+                            strict=True)])
+        return out
 
     def _search(self, vectors, limit: int, filter: str) -> list[PathHit]:
         return [h for hits in self._search_per_vector(vectors, limit, filter) for h in hits]
@@ -80,13 +135,12 @@ class HubSearch:
         tied = [h for h in ranked if h.score == cut]
         flt = f"hub_root == {json.dumps(tied[0].hub_root)} and path_hash in {_ids([h.path_hash for h in tied])}"
         support: dict[str, float] = {}
-        for hits in self._search_per_vector(vectors, 64 * len(tied), flt):
-            best: dict[str, float] = {}
-            for h in hits:
-                best[h.path_hash] = max(best.get(h.path_hash, h.score), h.score)
+        for a in _arrays(self.store, self.collection, vectors, min(64 * len(tied), MAX_LIMIT), flt, ["path_hash"]):
+            # hits come best first, so a path's first hit is its best: built back to front, the dict keeps it
+            best = dict(zip(reversed(a.fields["path_hash"]), reversed(a.scores.tolist()), strict=True))
             for k, v in best.items():
                 support[k] = support.get(k, 0.0) + v
-        return sorted((replace(h, support=support.get(h.path_hash, 0.0)) if h.score == cut else h for h in ranked),
+        return sorted((_with(h, support=support.get(h.path_hash, 0.0)) if h.score == cut else h for h in ranked),
                       key=_rank_key)
 
     def global_search(self, vectors, excluded: list[str]) -> dict[str, Hub]:
@@ -107,13 +161,10 @@ class HubSearch:
         hub_filter = f"hub_root == {json.dumps(root)}"
         while len(taken) < self.top_paths:
             flt = hub_filter + (f" and path_hash not in {_ids(list(taken))}" if taken else "")
-            hits = self._search(vectors, 2 * self.top_paths, flt)
-            if not hits:
+            results = self._search_arrays(vectors, 2 * self.top_paths, flt)
+            if not any(len(a) for a in results):
                 break
-            batch = Hub(root)
-            for h in hits:
-                if h.path_hash not in taken:
-                    batch.add(h)
+            batch = _hub_from(root, _best_per_path(results, taken))
             if not batch.paths:  # the store ignored the exclusion: nothing new will come
                 break
             for h in self.break_ties(vectors, self.diversity_rank(batch), self.top_paths - len(taken)):
@@ -139,13 +190,16 @@ class HubSearch:
             return ranked
         counts: dict[str, int] = {}
         adjusted = []
+        changed = False
         for h in ranked:
-            score = h.score
             if h.level == "triple" and h.subject:
-                score -= self.penalty * counts.get(h.subject, 0)
-                counts[h.subject] = counts.get(h.subject, 0) + 1
-            adjusted.append(replace(h, score=score))
-        return sorted(adjusted, key=_rank_key)
+                seen = counts.get(h.subject, 0)
+                counts[h.subject] = seen + 1
+                if seen:  # PathHits are never mutated: an unpenalised hit is passed on as it is
+                    h = _with(h, score=h.score - self.penalty * seen)
+                    changed = True
+            adjusted.append(h)
+        return sorted(adjusted, key=_rank_key) if changed else adjusted
 
     def prune_paths(self, hub: Hub, vectors=None) -> Hub:
         ranked = self.diversity_rank(hub)
