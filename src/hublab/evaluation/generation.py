@@ -37,9 +37,19 @@ _ROUGE = None
 def rouge(answer: str, golden: str) -> dict[str, float]:
     global _ROUGE
     if _ROUGE is None:
+        import logging
+
         from rouge_score import rouge_scorer
 
-        _ROUGE = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=True)
+        # absl (rouge_score's logger) calls logging.basicConfig() when the root logger has no handler, which binds
+        # a root StreamHandler to whatever sys.stderr is at that moment (inside a CliRunner: a stream closed
+        # afterwards, so every later log record fails). A temporary NullHandler keeps the root untouched.
+        root, guard = logging.getLogger(), logging.NullHandler()
+        root.addHandler(guard)
+        try:
+            _ROUGE = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=True)
+        finally:
+            root.removeHandler(guard)
     s = _ROUGE.score(golden, answer)
     out = {}
     for key, name in (("rouge1", "rouge_1"), ("rouge2", "rouge_2"), ("rougeL", "rouge_L")):
