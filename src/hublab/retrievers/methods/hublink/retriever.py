@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -32,6 +32,7 @@ from hublab.retrievers.methods.hublink.hubs import EntityWithDirection, HubDetec
 from hublab.retrievers.methods.hublink.indexing import HubIndex, IndexSettings
 from hublab.retrievers.methods.hublink.linking import NoLinker, SourceLinker
 from hublab.retrievers.methods.hublink.question import ProcessedQuestion, Vocabulary, process_question
+from hublab.retrievers.methods.hublink.rerank import RANKINGS, OutputRanker, candidates_from_hubs
 from hublab.retrievers.methods.hublink.search import Hub, HubSearch, prune_hubs
 
 
@@ -58,6 +59,16 @@ class HubLinkRetriever(Retriever):
         filter_min_similarity: LLM-free output filter: similarity a triple needs to be kept.
         filter_min_keep: LLM-free output filter: triples always kept.
         max_output_triples: cap on returned triples (None = all kept).
+        output_ranking: LLM-free output order: ``similarity`` (best cosine of the triple text; the earlier
+            default) or ``fusion`` (RRF of dense triple, dense path and BM25 rankings plus question cues;
+            ``rerank.py``). Ignored when an LLM is configured (the thesis's order and Listing A.4 filter).
+        output_rank_weights: fusion weights per ranking (``triple``, ``path``, ``lexical``, ``retrieval``).
+        output_rrf_k: the RRF constant of the output fusion.
+        output_value_boost: fusion: factor ``1 + b`` for triples whose object is a value (literal / leaf).
+        output_polarity_penalty: fusion: factor ``1 - p`` for ``False``-valued triples when the question has
+            no negation cue.
+        max_component_share: LLM-free question analysis: a graph label found in the question becomes a query
+            vector only if it occurs at most this often per hub root (None = every label, the earlier rule).
         max_workers: parallel partial-answer calls.
         auto_index: build the index on first use if missing.
         source_linker: links hubs to external sources (a Python object; not a pipeline parameter).
@@ -84,6 +95,12 @@ class HubLinkRetriever(Retriever):
         filter_min_similarity: Annotated[float, Field(ge=-1.0, le=1.0)] = 0.3,
         filter_min_keep: Annotated[int, Field(ge=0)] = 10,
         max_output_triples: Annotated[int, Field(ge=1)] | None = None,
+        output_ranking: Literal["similarity", "fusion"] = "fusion",
+        output_rank_weights: dict[str, Annotated[float, Field(ge=0.0)]] | None = None,
+        output_rrf_k: Annotated[int, Field(ge=1)] = 60,
+        output_value_boost: Annotated[float, Field(ge=0.0)] = 1.0,
+        output_polarity_penalty: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5,
+        max_component_share: Annotated[float, Field(gt=0.0)] | None = 0.5,
         max_workers: Annotated[int, Field(ge=1)] = 8,
         auto_index: bool = True,
         source_linker: SourceLinker | None = None,
@@ -103,6 +120,15 @@ class HubLinkRetriever(Retriever):
         self.filter_min_similarity = float(filter_min_similarity)
         self.filter_min_keep = int(filter_min_keep)
         self.max_output = max_output_triples
+        self.output_ranking = output_ranking
+        unknown = set(output_rank_weights or {}) - set(RANKINGS)
+        if unknown:
+            raise InputError(f"unknown rankings {sorted(unknown)}; expected some of {list(RANKINGS)}",
+                             field="output_rank_weights")
+        self.ranker = OutputRanker(resources.graph, resources.embedder, weights=output_rank_weights,
+                                   rrf_k=int(output_rrf_k), value_boost=float(output_value_boost),
+                                   polarity_penalty=float(output_polarity_penalty))
+        self.max_component_share = max_component_share
         self.max_workers = max_workers
         self.auto_index = auto_index
         self.linker: SourceLinker = source_linker or NoLinker()
@@ -132,7 +158,7 @@ class HubLinkRetriever(Retriever):
     @property
     def vocab(self) -> Vocabulary:
         if self._vocab is None:
-            self._vocab = Vocabulary(self.resources.graph)
+            self._vocab = Vocabulary(self.resources.graph, hub_types=sorted(self.detector.hub_types))
         return self._vocab
 
     # ---------------- strategies ----------------
@@ -179,7 +205,8 @@ class HubLinkRetriever(Retriever):
             return RetrievalResult(reason=problem)
         llm = self.resources.llm
         q = process_question(question, self.resources.embedder, llm=llm, vocab=self.vocab,
-                             extract_components=self.extract_components)
+                             extract_components=self.extract_components,
+                             max_component_share=self.max_component_share)
         fallbacks = list(q.fallbacks)
         if topic_entity_id and self.use_topic:
             if graph.entity(topic_entity_id) is None:
@@ -283,8 +310,10 @@ class HubLinkRetriever(Retriever):
 
         With an LLM: the thesis's order (kept paths of the contributing hubs by score, their triples in path
         order, each once), filtered by Listing A.4 when ``filter_output_context``; a failed filter call falls
-        back to the LLM-free filter. LLM-free: the contributing hubs' triples (hub by hub, best path first),
-        re-ranked by similarity and thresholded when ``filter_output_context`` (unchanged from before)."""
+        back to the LLM-free filter. LLM-free with ``filter_output_context``: ``output_ranking: fusion`` ranks
+        every triple of the contributing hubs by the fused dense/lexical rankings and cues (``rerank.py``; no
+        threshold, ``max_output_triples`` bounds the list); ``similarity`` re-ranks by cosine and thresholds
+        (the earlier behaviour). LLM-free without the filter: hub by hub, best path first."""
         llm = self.resources.llm
 
         def similarity(triples: list[str]) -> list[tuple[str, float | None]]:
@@ -292,6 +321,8 @@ class HubLinkRetriever(Retriever):
                                           min_similarity=self.filter_min_similarity,
                                           min_keep=self.filter_min_keep))
 
+        if llm_free(llm) and self.filter_output and self.output_ranking == "fusion":
+            return list(self._fused(q, partials))
         if llm_free(llm):
             ordered: list[str] = []
             seen: set[str] = set()
@@ -309,6 +340,13 @@ class HubLinkRetriever(Retriever):
             return list(kept)
         fallbacks.append(f"triple_filter: {failed}")
         return similarity([t for t, _ in thesis])
+
+    def _fused(self, q: ProcessedQuestion, partials: list[Partial]) -> list[tuple[str, float]]:
+        """LLM-free output ranking by fusion (``rerank.py``): every triple of the contributing hubs."""
+        hubs = [p.hub for p in partials]
+        all_triples = [t for h in hubs for p in h.paths for t in p.triples]
+        cands = candidates_from_hubs(hubs, self._parsed(list(dict.fromkeys(all_triples))))
+        return self.ranker.rank(q.question, q.vectors, cands)
 
     @staticmethod
     def _hub_of(triple: str, partials) -> str:
