@@ -67,6 +67,9 @@ class HubLinkRetriever(Retriever):
         output_value_boost: fusion: factor ``1 + b`` for triples whose object is a value (literal / leaf).
         output_polarity_penalty: fusion: factor ``1 - p`` for ``False``-valued triples when the question has
             no negation cue.
+        output_expand_hubs: fusion: the best N hubs offer the triples of *all* their indexed paths to the
+            output ranking, not only of their ``top_paths_to_keep`` kept paths (a path the vector search ranked
+            low, e.g. a long venue label, can still win on the fused ranking); 0 = kept paths only.
         max_component_share: LLM-free question analysis: a graph label found in the question becomes a query
             vector only if it occurs at most this often per hub root (None = every label, the earlier rule).
         max_workers: parallel partial-answer calls.
@@ -101,6 +104,7 @@ class HubLinkRetriever(Retriever):
         output_value_boost: Annotated[float, Field(ge=0.0)] = 1.0,
         output_polarity_penalty: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5,
         max_component_share: Annotated[float, Field(gt=0.0)] | None = 0.5,
+        output_expand_hubs: Annotated[int, Field(ge=0)] = 3,
         max_workers: Annotated[int, Field(ge=1)] = 8,
         auto_index: bool = True,
         source_linker: SourceLinker | None = None,
@@ -129,6 +133,7 @@ class HubLinkRetriever(Retriever):
                                    rrf_k=int(output_rrf_k), value_boost=float(output_value_boost),
                                    polarity_penalty=float(output_polarity_penalty))
         self.max_component_share = max_component_share
+        self.expand_hubs = int(output_expand_hubs)
         self.max_workers = max_workers
         self.auto_index = auto_index
         self.linker: SourceLinker = source_linker or NoLinker()
@@ -344,6 +349,14 @@ class HubLinkRetriever(Retriever):
     def _fused(self, q: ProcessedQuestion, partials: list[Partial]) -> list[tuple[str, float]]:
         """LLM-free output ranking by fusion (``rerank.py``): every triple of the contributing hubs."""
         hubs = [p.hub for p in partials]
+        if self.expand_hubs:
+            by_hub: dict[str, list[PathEvidence]] = {}
+            for rec in self.hub_index.path_records().values():
+                by_hub.setdefault(rec["hub_root"], []).append(PathEvidence(rec["path_text"], list(rec["triples"]), 0.0))
+            hubs = [HubContext(h.root, h.title, h.doi, h.score, h.paths + sorted(
+                        (p for p in by_hub.get(h.root, []) if p.text not in {k.text for k in h.paths}),
+                        key=lambda p: p.text))
+                    if i < self.expand_hubs else h for i, h in enumerate(hubs)]
         all_triples = [t for h in hubs for p in h.paths for t in p.triples]
         cands = candidates_from_hubs(hubs, self._parsed(list(dict.fromkeys(all_triples))))
         return self.ranker.rank(q.question, q.vectors, cands)
