@@ -117,6 +117,15 @@ def test_rrf_fuses_by_rank_not_score():
     assert fused[0][1] == pytest.approx(1 / 62 + 1 / 61)
 
 
+def test_weighted_rrf_zero_weight_ranking_counts_for_nothing():
+    a, b, c = (Unit(k, k) for k in "abc")
+    fused = rrf([[a, b], [c, b]], key=lambda u: u.key, k=60, weights=[1.0, 0.0])
+    assert [u.key for u, _ in fused][:2] == ["a", "b"]
+    assert dict((u.key, s) for u, s in fused)["c"] == 0.0
+    with pytest.raises(ValueError):
+        rrf([[a]], key=lambda u: u.key, weights=[1.0, 2.0])
+
+
 def test_bm25_without_terms_is_empty_with_reason(res):
     out = build_retriever("bm25", res, {}).retrieve("what is the of?")
     assert out.contexts == [] and "no searchable terms" in out.reason

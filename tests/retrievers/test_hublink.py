@@ -259,41 +259,18 @@ def test_garbage_llm_still_gives_valid_result(embedder, tmp_path, mode):
     assert any("systematic literature review" in c.text for c in out.contexts)
 
 
-# ---------------------------------------------------------------- real GV3 subgraph (10 papers)
+# ---------------------------------------------------------------- real GV3 subgraph (10 papers; fixture in conftest.py)
 
 
-@pytest.fixture(scope="module")
-def gv3_small(gv3_orkg_graph, tmp_path_factory):
-    """A 10-paper subgraph of the ORKG GV3 export (every triple on the papers' hub paths, which includes the
-    edge to the research field R659055) indexed once with the pipeline's factories."""
-    from hublab.embedding.factory import build_embedder
-    from hublab.llm.factory import build_llm
-    from hublab.vectorstore.factory import build_vector_store
-
-    full = gv3_orkg_graph
-    det = HubDetector(full, ["Paper"])
-    papers = all_hub_roots(full, det, ["R659055"])[:10]
-    triples = {t.render(): t for p in papers for hp in hub_paths(full, det, p) for t in hp.triples}
-    g = RdfKnowledgeGraph.from_triples(list(triples.values()), name="gv3_small")
-    tmp = tmp_path_factory.mktemp("gv3_small")
-    res = Resources(graph=g, root_entity_ids=["R659055"],
-                    embedder=build_embedder({"model": "all-MiniLM-L6-v2", "device": "cpu"}, tmp),
-                    llm=build_llm({"backend": "none"}), vector_store=build_vector_store(None, tmp / "x.db"),
-                    index_name="gv3_small", cache_dir=str(tmp))
-    r = get_retriever_class("hublink")(res)
-    stats = r.index(progress=False)
-    return g, papers, r, stats
-
-
-def test_gv3_subgraph_index_stats(gv3_small):
-    g, papers, r, stats = gv3_small
+def test_gv3_subgraph_index_stats(hublink_gv3_small):
+    g, papers, r, stats = hublink_gv3_small
     assert stats["hubs"] == 10 and stats["hubs_reindexed"] == 10 and stats["paths"] > 10
     assert r.index(progress=False)["hubs_reindexed"] == 0
 
 
 @pytest.mark.parametrize("topic", [None, "R659055"])
-def test_gv3_one_hop_venue_question(gv3_small, topic):
-    g, papers, r, _ = gv3_small
+def test_gv3_one_hop_venue_question(hublink_gv3_small, topic):
+    g, papers, r, _ = hublink_gv3_small
     paper = papers[3]
     title = g.entity(paper).text
     venue = next(t for t in g.outgoing(paper) if t.predicate == "venue")

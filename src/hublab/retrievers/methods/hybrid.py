@@ -20,6 +20,8 @@ class HybridRetriever(LexicalRetriever):
         rrf_k: the RRF constant k (score = Σ 1/(k + rank)).
         candidates: depth of each ranking before fusion.
         distance_metric: ``cosine``, ``l2`` or ``ip`` for the dense ranking.
+        fusion_weights: RRF weights ``[lexical, dense]`` (None = equal); the same weighted RRF as HubLink's
+            LLM-free output ranking (``components.fusion.rrf``).
         **params: the lexical parameters (``units``, ``add_rel``, ``candidate_types``, ``n_results``).
     """
 
@@ -30,12 +32,15 @@ class HybridRetriever(LexicalRetriever):
         rrf_k: Annotated[int, Field(ge=1)] = 60,
         candidates: Annotated[int, Field(ge=1)] = 100,
         distance_metric: Literal["cosine", "l2", "ip"] = "cosine",
+        fusion_weights: Annotated[list[Annotated[float, Field(ge=0.0)]], Field(min_length=2, max_length=2)]
+        | None = None,
         **params: Any,
     ) -> None:
         super().__init__(resources, **params)
         self.rrf_k = int(rrf_k)
         self.candidates = int(candidates)
         self.metric = distance_metric
+        self.weights = list(fusion_weights) if fusion_weights else None
         self._dense: DenseIndex | None = None
 
     @property
@@ -52,5 +57,6 @@ class HybridRetriever(LexicalRetriever):
             return empty("no units to search")
         depth = max(self.candidates, self.n_results)
         rankings = [self.bm25.search(question, depth), self.dense.search(question, depth)]
-        fused = [(unit, score) for (unit, _), score in rrf(rankings, key=lambda hit: hit[0].key, k=self.rrf_k)]
+        fused = [(unit, score) for (unit, _), score in rrf(rankings, key=lambda hit: hit[0].key, k=self.rrf_k,
+                                                                weights=self.weights)]
         return self._result(fused, "hybrid search")

@@ -39,16 +39,26 @@ def _norm(s: str) -> str:
 
 
 class Vocabulary:
-    """Short labels of the graph (≤ 6 words): values, types and predicates a question may mention."""
+    """Short labels of the graph (≤ 6 words): values, types and predicates a question may mention, with how
+    often each occurs (as a predicate or an object) and the number of hub roots, so that a label every hub
+    carries ("publication year", "venue") can be told from one that singles out a few ("Technical Debt")."""
 
-    def __init__(self, graph: KnowledgeGraph, max_words: int = 6) -> None:
+    def __init__(self, graph: KnowledgeGraph, max_words: int = 6, hub_types: list[str] | None = None) -> None:
         labels: dict[str, str] = {}
+        counts: dict[str, int] = {}
         for t in graph.triples():
             for text in (t.predicate, t.object.text):
                 n = _norm(text)
                 if n and len(n.split()) <= max_words and n not in STOPWORDS and len(n) > 2:
                     labels.setdefault(n, text)
+                    counts[n] = counts.get(n, 0) + 1
         self.labels = labels
+        self.counts = counts
+        self.n_hubs = max(1, sum(len(graph.entities_by_type(h)) for h in (hub_types or [])))
+
+    def share(self, label: str) -> float:
+        """Occurrences of ``label`` per hub root (0 for text that is no graph label: quoted titles)."""
+        return self.counts.get(_norm(label), 0) / self.n_hubs
 
     def find(self, question: str) -> list[str]:
         q = f" {_norm(question)} "
@@ -62,9 +72,15 @@ class Vocabulary:
         return [text for _, text in kept]
 
 
-def rule_components(question: str, vocab: Vocabulary) -> list[str]:
+def rule_components(question: str, vocab: Vocabulary, max_share: float | None = None) -> list[str]:
+    """Quoted spans, years and graph labels found in the question. With ``max_share``, a label that occurs
+    more often than ``max_share`` times per hub root is left out: embedded alone it scores every hub alike
+    (each paper has a "publication year"), so it only crowds the search; the full question still carries it."""
     years = [m.group(0) for m in _YEAR.finditer(question)]
-    return unique_ci([*quoted_spans(question), *years, *vocab.find(question)])
+    comps = unique_ci([*quoted_spans(question), *years, *vocab.find(question)])
+    if max_share is None:
+        return comps
+    return [c for c in comps if vocab.share(c) <= max_share]
 
 
 def parse_components(r: Any) -> list[str] | None:
@@ -77,7 +93,7 @@ def parse_components(r: Any) -> list[str] | None:
 
 
 def process_question(question: str, embedder: Embedder, *, llm: LLM | None, vocab: Vocabulary | None,
-                     extract_components: bool) -> ProcessedQuestion:
+                     extract_components: bool, max_component_share: float | None = None) -> ProcessedQuestion:
     """PROCESSQUESTION (Alg. 11). EXTRACTCOMPONENTS by the LLM (Listing A.3); LLM-free, or when the call fails or
     its output is malformed, by the rules (``rule_components``), and the fallback is recorded. Traced as the
     ``question analysis`` span (components, how they were found, fall-backs)."""
@@ -97,7 +113,10 @@ def process_question(question: str, embedder: Embedder, *, llm: LLM | None, voca
                 else:
                     comps, llm_done, source = parsed, True, "llm"
             if not llm_done and vocab is not None:
-                comps, source = rule_components(question, vocab), "rules"
+                # the label filter is part of the LLM-free question analysis; an LLM's failed call keeps the
+                # earlier rules, so a configured LLM's path does not change
+                comps = rule_components(question, vocab, max_component_share if llm_free(llm) else None)
+                source = "rules"
         vectors = embedder.embed([question, *comps])
         sp.set_outputs({"components": comps, "fallbacks": fallbacks})
         sp.set_attributes({"components_from": source, "n_vectors": int(len(vectors))})

@@ -9,7 +9,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -34,6 +34,7 @@ from hublab.retrievers.methods.hublink.hubs import EntityWithDirection, HubDetec
 from hublab.retrievers.methods.hublink.indexing import HubIndex, IndexSettings
 from hublab.retrievers.methods.hublink.linking import NoLinker, SourceLinker
 from hublab.retrievers.methods.hublink.question import ProcessedQuestion, Vocabulary, process_question
+from hublab.retrievers.methods.hublink.rerank import RANKINGS, OutputRanker, candidates_from_hubs
 from hublab.retrievers.methods.hublink.search import Hub, HubSearch, prune_hubs
 
 
@@ -79,6 +80,19 @@ class HubLinkRetriever(Retriever):
         filter_min_similarity: LLM-free output filter: similarity a triple needs to be kept.
         filter_min_keep: LLM-free output filter: triples always kept.
         max_output_triples: cap on returned triples (None = all kept).
+        output_ranking: LLM-free output order: ``similarity`` (best cosine of the triple text; the earlier
+            default) or ``fusion`` (RRF of dense triple, dense path and BM25 rankings plus question cues;
+            ``rerank.py``). Ignored when an LLM is configured (the thesis's order and Listing A.4 filter).
+        output_rank_weights: fusion weights per ranking (``triple``, ``path``, ``lexical``, ``retrieval``).
+        output_rrf_k: the RRF constant of the output fusion.
+        output_value_boost: fusion: factor ``1 + b`` for triples whose object is a value (literal / leaf).
+        output_polarity_penalty: fusion: factor ``1 - p`` for ``False``-valued triples when the question has
+            no negation cue.
+        output_expand_hubs: fusion: the best N hubs offer the triples of *all* their indexed paths to the
+            output ranking, not only of their ``top_paths_to_keep`` kept paths (a path the vector search ranked
+            low, e.g. a long venue label, can still win on the fused ranking); 0 = kept paths only.
+        max_component_share: LLM-free question analysis: a graph label found in the question becomes a query
+            vector only if it occurs at most this often per hub root (None = every label, the earlier rule).
         max_workers: parallel partial-answer calls.
         auto_index: build the index on first use if missing.
         source_linker: links hubs to external sources (a Python object; not a pipeline parameter).
@@ -105,6 +119,13 @@ class HubLinkRetriever(Retriever):
         filter_min_similarity: Annotated[float, Field(ge=-1.0, le=1.0)] = 0.3,
         filter_min_keep: Annotated[int, Field(ge=0)] = 10,
         max_output_triples: Annotated[int, Field(ge=1)] | None = None,
+        output_ranking: Literal["similarity", "fusion"] = "fusion",
+        output_rank_weights: dict[str, Annotated[float, Field(ge=0.0)]] | None = None,
+        output_rrf_k: Annotated[int, Field(ge=1)] = 60,
+        output_value_boost: Annotated[float, Field(ge=0.0)] = 1.0,
+        output_polarity_penalty: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5,
+        max_component_share: Annotated[float, Field(gt=0.0)] | None = 0.5,
+        output_expand_hubs: Annotated[int, Field(ge=0)] = 3,
         max_workers: Annotated[int, Field(ge=1)] = 8,
         auto_index: bool = True,
         source_linker: SourceLinker | None = None,
@@ -124,6 +145,16 @@ class HubLinkRetriever(Retriever):
         self.filter_min_similarity = float(filter_min_similarity)
         self.filter_min_keep = int(filter_min_keep)
         self.max_output = max_output_triples
+        self.output_ranking = output_ranking
+        unknown = set(output_rank_weights or {}) - set(RANKINGS)
+        if unknown:
+            raise InputError(f"unknown rankings {sorted(unknown)}; expected some of {list(RANKINGS)}",
+                             field="output_rank_weights")
+        self.ranker = OutputRanker(resources.graph, resources.embedder, weights=output_rank_weights,
+                                   rrf_k=int(output_rrf_k), value_boost=float(output_value_boost),
+                                   polarity_penalty=float(output_polarity_penalty))
+        self.max_component_share = max_component_share
+        self.expand_hubs = int(output_expand_hubs)
         self.max_workers = max_workers
         self.auto_index = auto_index
         self.linker: SourceLinker = source_linker or NoLinker()
@@ -153,7 +184,7 @@ class HubLinkRetriever(Retriever):
     @property
     def vocab(self) -> Vocabulary:
         if self._vocab is None:
-            self._vocab = Vocabulary(self.resources.graph)
+            self._vocab = Vocabulary(self.resources.graph, hub_types=sorted(self.detector.hub_types))
         return self._vocab
 
     # ---------------- strategies ----------------
@@ -216,7 +247,8 @@ class HubLinkRetriever(Retriever):
             return RetrievalResult(reason=problem)
         llm = self.resources.llm
         q = process_question(question, self.resources.embedder, llm=llm, vocab=self.vocab,
-                             extract_components=self.extract_components)
+                             extract_components=self.extract_components,
+                             max_component_share=self.max_component_share)
         fallbacks = list(q.fallbacks)
         if topic_entity_id and self.use_topic:
             if graph.entity(topic_entity_id) is None:
@@ -324,8 +356,10 @@ class HubLinkRetriever(Retriever):
 
         With an LLM: the thesis's order (kept paths of the contributing hubs by score, their triples in path
         order, each once), filtered by Listing A.4 when ``filter_output_context``; a failed filter call falls
-        back to the LLM-free filter. LLM-free: the contributing hubs' triples (hub by hub, best path first),
-        re-ranked by similarity and thresholded when ``filter_output_context`` (unchanged from before)."""
+        back to the LLM-free filter. LLM-free with ``filter_output_context``: ``output_ranking: fusion`` ranks
+        every triple of the contributing hubs by the fused dense/lexical rankings and cues (``rerank.py``; no
+        threshold, ``max_output_triples`` bounds the list); ``similarity`` re-ranks by cosine and thresholds
+        (the earlier behaviour). LLM-free without the filter: hub by hub, best path first."""
         llm = self.resources.llm
 
         def similarity(triples: list[str]) -> list[tuple[str, float | None]]:
@@ -333,6 +367,8 @@ class HubLinkRetriever(Retriever):
                                           min_similarity=self.filter_min_similarity,
                                           min_keep=self.filter_min_keep))
 
+        if llm_free(llm) and self.filter_output and self.output_ranking == "fusion":
+            return list(self._fused(q, partials))
         if llm_free(llm):
             ordered: list[str] = []
             seen: set[str] = set()
@@ -350,6 +386,21 @@ class HubLinkRetriever(Retriever):
             return list(kept)
         fallbacks.append(f"triple_filter: {failed}")
         return similarity([t for t, _ in thesis])
+
+    def _fused(self, q: ProcessedQuestion, partials: list[Partial]) -> list[tuple[str, float]]:
+        """LLM-free output ranking by fusion (``rerank.py``): every triple of the contributing hubs."""
+        hubs = [p.hub for p in partials]
+        if self.expand_hubs:
+            by_hub: dict[str, list[PathEvidence]] = {}
+            for rec in self.hub_index.path_records().values():
+                by_hub.setdefault(rec["hub_root"], []).append(PathEvidence(rec["path_text"], list(rec["triples"]), 0.0))
+            hubs = [HubContext(h.root, h.title, h.doi, h.score, h.paths + sorted(
+                        (p for p in by_hub.get(h.root, []) if p.text not in {k.text for k in h.paths}),
+                        key=lambda p: p.text))
+                    if i < self.expand_hubs else h for i, h in enumerate(hubs)]
+        all_triples = [t for h in hubs for p in h.paths for t in p.triples]
+        cands = candidates_from_hubs(hubs, self._parsed(list(dict.fromkeys(all_triples))))
+        return self.ranker.rank(q.question, q.vectors, cands)
 
     @staticmethod
     def _hub_of_triples(partials) -> dict[str, str]:
