@@ -48,8 +48,10 @@ class MilvusVectorStore(VectorStore):
 
     ``exact_max_vectors`` (``auto`` only) is the size switch: a Lite collection with more vectors than that is
     searched natively instead of being mirrored (the mirror holds every vector twice in this process, ~3 KB per
-    384-d vector; milvus-lite >= 3 pre-filters its native search, so results stay correct, at a per-search cost
-    that grows with the collection: docs/scale.md). ``None`` = no limit."""
+    384-d vector). The price: the Lite engine's native filtered search is approximate (HNSW, filter applied during
+    the walk: under a selective filter it can return fewer hits than match, tests/vectorstore/test_size_switch.py)
+    and its filter evaluation scans the collection per search; a full Milvus server has neither problem and is the
+    store for graphs above the limit (docs/scale.md). ``None`` (default) = no limit."""
 
     def __init__(self, uri: str, *, token: str | None = None, exact: str = "auto",
                  exact_max_vectors: int | None = None) -> None:
@@ -80,7 +82,15 @@ class MilvusVectorStore(VectorStore):
         if self.exact_max_vectors is None:
             return True
         if name not in self._too_big:
-            self._too_big[name] = self.count(name) > self.exact_max_vectors
+            n = self.count(name)
+            self._too_big[name] = n > self.exact_max_vectors
+            if self._too_big[name]:
+                import logging
+
+                logging.getLogger(__name__).warning(
+                    "%s: %d vectors > exact_max_vectors %d: native Milvus Lite search (no in-memory mirror; filtered"
+                    " searches are approximate on the Lite engine, use a Milvus server for exact ones)",
+                    name, n, self.exact_max_vectors)
         return not self._too_big[name]
 
     def _changed(self, name: str) -> None:

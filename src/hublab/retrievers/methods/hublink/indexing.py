@@ -248,6 +248,8 @@ class HubIndex:
     #: Up to this many indexed paths, the answer step's path records are loaded at once (one pass over the store);
     #: above, per answered hub (memory ~2 KB per path record: GV3 ×100 has 351k paths).
     EAGER_PATH_RECORDS_MAX = 50_000
+    #: Rows per store query (Milvus caps offset + limit at 16,384 by default).
+    QUERY_LIMIT = 16_384
 
     def path_records(self, roots: list[str] | None = None) -> dict[str, dict[str, Any]]:
         """path_hash → {hub_root, path_text, triples} for the hubs ``roots`` (all committed hubs if None). Chosen by
@@ -267,18 +269,24 @@ class HubIndex:
         keep = set(wanted)
         return {h: rec for h, rec in self._paths.items() if rec["hub_root"] in keep}
 
-    def _load_paths(self, roots: list[str], limit: int = 16384) -> None:
+    def _load_paths(self, roots: list[str]) -> None:
         assert self._paths is not None
         if not roots:
             return
+        limit = self.QUERY_LIMIT
         flt = f'level == "path" and hub_root in [{", ".join(map(_q, roots))}]'
         rows = self.store.query(self.collection, filter=flt,
                                 output_fields=["hub_root", "path_hash", "path_text", "triples"], limit=limit)
         if len(rows) >= limit and len(roots) > 1:  # may be cut by the limit: split the chunk
             half = len(roots) // 2
-            self._load_paths(roots[:half], limit)
-            self._load_paths(roots[half:], limit)
+            self._load_paths(roots[:half])
+            self._load_paths(roots[half:])
             return
+        if len(rows) >= limit:
+            import logging
+
+            logging.getLogger(__name__).warning("hub %s has >= %d paths: its path records may be incomplete",
+                                                roots[0], limit)
         for r in rows:
             self._paths[r["path_hash"]] = {"hub_root": r["hub_root"], "path_text": r.get("path_text", ""),
                                            "triples": json.loads(r.get("triples") or "[]")}
