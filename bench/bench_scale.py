@@ -234,6 +234,9 @@ def run_size(cmd: list[str], log: Path, min_available_gb: float) -> tuple[int, f
     import signal
 
     peak = 0.0
+    deadline = time.monotonic() + 600
+    while _mem_available_gb() < min_available_gb + 2 and time.monotonic() < deadline:
+        time.sleep(5)  # let other jobs on a shared machine finish before starting a size
     with open(log, "w") as err, open(log.with_suffix(".out"), "w+") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, start_new_session=True,
                                 env={**os.environ, "PYTHONHASHSEED": "0"})
