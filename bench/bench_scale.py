@@ -125,7 +125,7 @@ def one_size(factor: int, embedder: str, n_questions: int, work: Path, shared: P
         if inserted["n"] >= inserted["next"]:
             el = time.perf_counter() - inserted["t0"]
             _log(f"x{factor}: {inserted['n']} vectors inserted in {el:.0f} s ({inserted['n'] / el:.0f}/s)")
-            inserted["next"] = inserted["n"] + 50_000
+            inserted["next"] = inserted["n"] + 25_000
 
     vs.insert = logged_insert
     try:
@@ -186,6 +186,7 @@ def plot(rows: list[dict], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    rows = [r for r in rows if "status" not in r]
     for emb in sorted({f"{r['embedder']}/{r.get('store', 'lite')}" for r in rows}):
         rs = sorted((r for r in rows if f"{r['embedder']}/{r.get('store', 'lite')}" == emb), key=lambda r: r["papers"])
         x = [r["papers"] for r in rs]
@@ -255,6 +256,28 @@ def run_size(cmd: list[str], log: Path, min_available_gb: float) -> tuple[int, f
         return proc.returncode, peak, out.read()
 
 
+def _same(a: dict, b: dict) -> bool:
+    key = ("embedder", "factor")
+    return [a.get(k) for k in key] == [b.get(k) for k in key] and a.get("store", "lite") == b.get("store", "lite")
+
+
+def _partial(log: Path, factor: int, embedder: str, store: str, tree_peak: float) -> dict:
+    """What a run the watchdog killed got to: the last progress line (vectors inserted, rate, peak RSS)."""
+    import re
+
+    text = log.read_text()
+    row: dict = {"factor": factor, "embedder": embedder, "store": store, "status": "killed by the memory watchdog",
+                 "tree_peak_rss_mb": round(tree_peak, 1)}
+    ins = re.findall(r"\[peak rss (\d+) MB\] x\d+: (\d+) vectors inserted in (\d+) s \((\d+)/s\)", text)
+    if ins:
+        rss, n, secs, rate = ins[-1]
+        row.update(partial_vectors=int(n), partial_build_s=int(secs), partial_vectors_per_s=int(rate),
+                   peak_rss_mb=int(rss))
+    kill = re.findall(r"WATCHDOG: (.*)", text)
+    row["watchdog"] = kill[-1] if kill else None
+    return row
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--factors", type=int, nargs="+", default=[1, 10, 100])
@@ -267,6 +290,7 @@ def main() -> None:
                     help="vector_store.exact_max_vectors: mirror up to this many vectors, native search above")
     ap.add_argument("--latency-budget-s", type=float, default=900.0, help="retrieval phase time limit per size")
     ap.add_argument("--min-available-gb", type=float, default=5.0, help="watchdog: kill a size below this")
+    ap.add_argument("--attempts", type=int, default=2, help="tries per size when the watchdog killed it")
     ap.add_argument("--shared", default=str(ROOT.parent / "shared"))
     ap.add_argument("--one", nargs=2, metavar=("FACTOR", "EMBEDDER"), help=argparse.SUPPRESS)
     ap.add_argument("--out", default=str(ROOT / "docs"))
@@ -290,23 +314,28 @@ def main() -> None:
                    "--shared", args.shared, "--store", args.store, "--exact-max-vectors", str(args.exact_max_vectors),
                    "--latency-budget-s", str(args.latency_budget_s)] + (["--uri", args.uri] if args.uri else [])
             log = work / f"x{f}_{emb}_{args.store}.log"
-            print(f"{time.strftime('%H:%M:%S')} x{f} {emb} {args.store}: log {log}", flush=True)
-            rc, tree_peak, stdout = run_size(cmd, log, args.min_available_gb)
+            for attempt in range(1, args.attempts + 1):
+                print(f"{time.strftime('%H:%M:%S')} x{f} {emb} {args.store} (attempt {attempt}): log {log}", flush=True)
+                rc, tree_peak, stdout = run_size(cmd, log, args.min_available_gb)
+                if rc == 0 or "WATCHDOG" not in log.read_text():
+                    break
+                partial = _partial(log, f, emb, args.store, tree_peak)
+                rows = [r for r in rows if not _same(r, partial)] + [partial]
+                (out / "scale.json").write_text(json.dumps(rows, indent=1))
             if rc != 0:
                 print(f"x{f} {emb} failed (rc {rc}, tree peak {tree_peak:.0f} MB):\n"
                       f"{log.read_text()[-2000:]}", file=sys.stderr, flush=True)
                 continue
             row = json.loads(stdout.strip().splitlines()[-1])
             row["tree_peak_rss_mb"] = round(tree_peak, 1)
-            rows = [r for r in rows if (r.get("embedder"), r.get("factor"), r.get("store", "lite"))
-                    != (emb, f, args.store)] + [row]
+            rows = [r for r in rows if not _same(r, row)] + [row]
             print(json.dumps(row), flush=True)
             rows.sort(key=lambda r: (r["embedder"], r.get("store", "lite"), r["factor"]))
             (out / "scale.json").write_text(json.dumps(rows, indent=1))
             plot(rows, out / "scale.png")
     cols = ["embedder", "store", "search", "factor", "papers", "triples", "paths", "vectors", "index_build_s",
             "vectors_per_s", "index_size_mb", "peak_rss_mb", "tree_peak_rss_mb", "latency_median_s",
-            "latency_p95_s", "hits@10", "questions"]
+            "latency_p95_s", "hits@10", "questions", "status", "partial_vectors", "partial_vectors_per_s"]
     print("| " + " | ".join(cols) + " |\n|" + "---|" * len(cols))
     for r in rows:
         print("| " + " | ".join(str(r.get(c)) for c in cols) + " |")
