@@ -158,6 +158,7 @@ def one_size(factor: int, embedder: str, n_questions: int, work: Path, shared: P
             hits.append(retrieval_metrics(out.context_strings, list(p.golden_triples), 10)["hit@10_triples"])
             _log(f"x{factor}: question {len(lat)} in {lat[-1]:.2f} s")
         lat.sort()
+        size_end_mb = sum(f.stat().st_size for f in d.rglob("*") if f.is_file()) / 2**20  # after compaction
     finally:
         if server is not None:
             server.terminate()
@@ -169,7 +170,7 @@ def one_size(factor: int, embedder: str, n_questions: int, work: Path, shared: P
         "triples": len(graph), "hubs": stats.get("hubs"), "paths": stats.get("paths"), "vectors": vectors,
         "graph_generation_s": round(gen_s, 1), "index_build_s": round(build_s, 1),
         "vectors_per_s": round(vectors / build_s, 1) if build_s and vectors else None,
-        "index_size_mb": round(size_mb, 1),
+        "index_size_mb": round(size_mb, 1), "index_size_end_mb": round(size_end_mb, 1),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "server_peak_rss_mb": (round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)
                                if server is not None else None),
