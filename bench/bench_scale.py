@@ -181,27 +181,52 @@ def one_size(factor: int, embedder: str, n_questions: int, work: Path, shared: P
 
 
 def plot(rows: list[dict], path: Path) -> None:
+    """Build rate, peak RSS and latency against papers; a size the watchdog killed is a hollow marker at what it
+    had reached (its build rate so far, its RSS at the kill)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
-    rows = [r for r in rows if "status" not in r]
-    for emb in sorted({f"{r['embedder']}/{r.get('store', 'lite')}" for r in rows}):
-        rs = sorted((r for r in rows if f"{r['embedder']}/{r.get('store', 'lite')}" == emb), key=lambda r: r["papers"])
+    fig, axes = plt.subplots(1, 4, figsize=(16, 3.8))
+    done = [r for r in rows if "status" not in r]
+    killed = [r for r in rows if "status" in r]
+    papers_of = {r["factor"]: r["papers"] for r in done}
+    series = sorted({f"{r['embedder']}/{r.get('store', 'lite')}" for r in rows})
+    for i, emb in enumerate(series):
+        color = f"C{i}"
+        rs = sorted((r for r in done if f"{r['embedder']}/{r.get('store', 'lite')}" == emb), key=lambda r: r["papers"])
+        ks = [r for r in killed if f"{r['embedder']}/{r.get('store', 'lite')}" == emb]
         x = [r["papers"] for r in rs]
-        axes[0].plot(x, [r["index_build_s"] for r in rs], "o-", label=emb)
-        axes[1].plot(x, [r.get("tree_peak_rss_mb") or r["peak_rss_mb"] for r in rs], "o-", label=emb)
-        axes[2].plot(x, [r["latency_median_s"] * 1000 for r in rs], "o-", label=f"{emb} median")
-        axes[2].plot(x, [r["latency_p95_s"] * 1000 for r in rs], "x--", label=f"{emb} p95")
-    for ax, title in zip(axes, ("index build (s)", "peak RSS (MB)", "retrieval latency (ms)"), strict=True):
+        kx = [papers_of.get(r["factor"], 153 * r["factor"]) for r in ks]
+        axes[0].plot(x, [r["index_build_s"] for r in rs], "o-", color=color, label=emb)
+        axes[1].plot(x, [r["vectors_per_s"] for r in rs], "o-", color=color, label=emb)
+        axes[1].plot(kx, [r.get("partial_vectors_per_s") for r in ks], "o", mfc="none", color=color,
+                     label=f"{emb} killed (rate so far)" if ks else None)
+        axes[2].plot(x, [r.get("tree_peak_rss_mb") or r["peak_rss_mb"] for r in rs], "o-", color=color, label=emb)
+        axes[2].plot(kx, [r.get("tree_peak_rss_mb") or r.get("peak_rss_mb") for r in ks], "o", mfc="none",
+                     color=color, label=f"{emb} killed (RSS at kill)" if ks else None)
+        axes[3].plot(x, [r["latency_median_s"] * 1000 for r in rs], "o-", color=color, label=f"{emb} median")
+        axes[3].plot(x, [r["latency_p95_s"] * 1000 for r in rs], "x--", color=color, label=f"{emb} p95")
+    from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
+
+    ticks = sorted({r["papers"] for r in done} | {153 * r["factor"] for r in killed})
+    titles = ("cold index build (s)", "build rate (vectors/s)", "peak RSS (MB)", "retrieval latency (ms)")
+    for ax, title in zip(axes, titles, strict=True):
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ax.set_xticks(ticks)
+        ax.set_xlim(min(ticks) / 1.5, max(ticks) * 1.5)
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_major_formatter(ScalarFormatter())
+            axis.set_minor_formatter(NullFormatter())
         ax.set_xlabel("papers")
         ax.set_title(title)
         ax.legend(fontsize=7)
-    fig.suptitle("LLM-free HubLink on ORKG-shaped graphs (GV3 × 1, 10, 100), 2 CPU cores")
+    factors = ", ".join(str(f) for f in sorted({r["factor"] for r in rows}))
+    fig.suptitle(f"LLM-free HubLink on ORKG-shaped graphs (GV3 × {factors}), 2 CPU cores shared with other jobs;"
+                 " hollow = run killed by the memory watchdog")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
@@ -323,6 +348,7 @@ def main() -> None:
                 partial = _partial(log, f, emb, args.store, tree_peak)
                 rows = [r for r in rows if not _same(r, partial)] + [partial]
                 (out / "scale.json").write_text(json.dumps(rows, indent=1))
+                plot(rows, out / "scale.png")
             if rc != 0:
                 print(f"x{f} {emb} failed (rc {rc}, tree peak {tree_peak:.0f} MB):\n"
                       f"{log.read_text()[-2000:]}", file=sys.stderr, flush=True)
