@@ -255,14 +255,14 @@ def _tree_rss_mb(pid: int) -> float:
     return total / 2**20
 
 
-def run_size(cmd: list[str], log: Path, min_available_gb: float) -> tuple[int, float, str]:
+def run_size(cmd: list[str], log: Path, min_available_gb: float, wait_s: float = 600) -> tuple[int, float, str]:
     """Run one size in its own process (group); kill the group when MemAvailable < ``min_available_gb``.
     Returns (exit code, peak RSS of the process tree sampled every second, stdout)."""
     import signal
 
     peak = 0.0
-    deadline = time.monotonic() + 600
-    while _mem_available_gb() < min_available_gb + 2 and time.monotonic() < deadline:
+    deadline = time.monotonic() + wait_s
+    while _mem_available_gb() < min_available_gb + 1.5 and time.monotonic() < deadline:
         time.sleep(5)  # let other jobs on a shared machine finish before starting a size
     with open(log, "w") as err, open(log.with_suffix(".out"), "w+") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, start_new_session=True,
@@ -316,6 +316,7 @@ def main() -> None:
                     help="vector_store.exact_max_vectors: mirror up to this many vectors, native search above")
     ap.add_argument("--latency-budget-s", type=float, default=900.0, help="retrieval phase time limit per size")
     ap.add_argument("--min-available-gb", type=float, default=5.0, help="watchdog: kill a size below this")
+    ap.add_argument("--wait-s", type=float, default=600, help="wait at most this long for memory headroom")
     ap.add_argument("--attempts", type=int, default=2, help="tries per size when the watchdog killed it")
     ap.add_argument("--shared", default=str(ROOT.parent / "shared"))
     ap.add_argument("--one", nargs=2, metavar=("FACTOR", "EMBEDDER"), help=argparse.SUPPRESS)
@@ -342,7 +343,7 @@ def main() -> None:
             log = work / f"x{f}_{emb}_{args.store}.log"
             for attempt in range(1, args.attempts + 1):
                 print(f"{time.strftime('%H:%M:%S')} x{f} {emb} {args.store} (attempt {attempt}): log {log}", flush=True)
-                rc, tree_peak, stdout = run_size(cmd, log, args.min_available_gb)
+                rc, tree_peak, stdout = run_size(cmd, log, args.min_available_gb, args.wait_s)
                 if rc == 0 or "WATCHDOG" not in log.read_text():
                     break
                 partial = _partial(log, f, emb, args.store, tree_peak)
