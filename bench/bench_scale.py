@@ -202,10 +202,10 @@ def plot(rows: list[dict], path: Path) -> None:
         axes[0].plot(x, [r["index_build_s"] for r in rs], "o-", color=color, label=emb)
         axes[1].plot(x, [r["vectors_per_s"] for r in rs], "o-", color=color, label=emb)
         axes[1].plot(kx, [r.get("partial_vectors_per_s") for r in ks], "o", mfc="none", color=color,
-                     label=f"{emb} killed (rate so far)" if ks else None)
+                     label=f"{emb} stopped early (rate so far)" if ks else None)
         axes[2].plot(x, [r.get("tree_peak_rss_mb") or r["peak_rss_mb"] for r in rs], "o-", color=color, label=emb)
         axes[2].plot(kx, [r.get("tree_peak_rss_mb") or r.get("peak_rss_mb") for r in ks], "o", mfc="none",
-                     color=color, label=f"{emb} killed (RSS at kill)" if ks else None)
+                     color=color, label=f"{emb} stopped early (peak RSS so far)" if ks else None)
         axes[3].plot(x, [r["latency_median_s"] * 1000 for r in rs], "o-", color=color, label=f"{emb} median")
         axes[3].plot(x, [r["latency_p95_s"] * 1000 for r in rs], "x--", color=color, label=f"{emb} p95")
     from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
@@ -226,7 +226,7 @@ def plot(rows: list[dict], path: Path) -> None:
         ax.legend(fontsize=7)
     factors = ", ".join(str(f) for f in sorted({r["factor"] for r in rows}))
     fig.suptitle(f"LLM-free HubLink on ORKG-shaped graphs (GV3 × {factors}), 2 CPU cores shared with other jobs;"
-                 " hollow = run killed by the memory watchdog")
+                 " hollow = run stopped before its end (watchdog or deadline)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
