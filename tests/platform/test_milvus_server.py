@@ -117,3 +117,25 @@ def test_lite_engine_truncates_filtered_native_search_so_auto_uses_the_mirror(mi
     assert len(got_auto) == 10 and all(h.fields["hub_root"] == "RARE" for h in got_auto)
     assert len(got_native) <= len(got_auto)  # equal on a full Milvus; fewer where Lite truncates
     native.drop_collection("t_trunc")
+
+
+def test_size_switch_on_a_lite_server_by_uri(milvus_uri, tmp_path):
+    """``exact_max_vectors`` chooses by size behind a URI too: a Lite server's collection above the limit is searched
+    natively (no mirror in this process), at or below it through the mirror; both return only matching rows, and
+    unfiltered they agree."""
+    rng = np.random.default_rng(2)
+    vecs = rng.normal(size=(200, 8)).astype(np.float32)
+    rows = [{"hub_root": f"H{i % 4}", "i": i} for i in range(200)]
+    small = build_vector_store({"uri": milvus_uri, "exact_max_vectors": 200}, tmp_path / "unused.db")
+    big = build_vector_store({"uri": milvus_uri, "exact_max_vectors": 199}, tmp_path / "unused.db")
+    small.ensure_collection("t_switch", 8, "COSINE")
+    small.insert("t_switch", vecs, rows)
+    assert small.use_mirror and big.use_mirror  # the Lite engine behind the URI is recognised
+    assert small.mirrors("t_switch") and not big.mirrors("t_switch")
+    q = vecs[5:6] * -1
+    assert [h.id for h in big.search("t_switch", q, 10)[0]] == [h.id for h in small.search("t_switch", q, 10)[0]]
+    native = big.search("t_switch", q, 10, filter='hub_root == "H1"', output_fields=["hub_root"])[0]
+    exact = small.search("t_switch", q, 10, filter='hub_root == "H1"', output_fields=["hub_root"])[0]
+    assert len(exact) == 10 and all(h.fields["hub_root"] == "H1" for h in native + exact)
+    assert "t_switch" in small._mirrors and "t_switch" not in big._mirrors
+    small.drop_collection("t_switch")

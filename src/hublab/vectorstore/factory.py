@@ -8,11 +8,13 @@ from typing import Any
 from hublab.errors import InputError
 from hublab.vectorstore.base import VectorStore
 
-_KEYS = {"uri", "token_env", "backend", "exact"}
+_KEYS = {"uri", "token_env", "backend", "exact", "exact_max_vectors"}
 
 
 def build_vector_store(cfg: dict[str, Any] | None, default_path: Path) -> VectorStore:
-    """``uri: null`` → a Milvus Lite file at ``default_path``; ``uri: http://host:19530`` → a server."""
+    """``uri: null`` → a Milvus Lite file at ``default_path``; ``uri: http://host:19530`` → a server.
+    ``exact: auto`` with ``exact_max_vectors: N`` chooses by size: a Lite collection of up to N vectors is searched
+    through the exact in-memory mirror, a larger one natively (docs/scale.md)."""
     cfg = dict(cfg or {})
     unknown = set(cfg) - _KEYS
     if unknown:
@@ -23,4 +25,9 @@ def build_vector_store(cfg: dict[str, Any] | None, default_path: Path) -> Vector
     from hublab.vectorstore.milvus import MilvusVectorStore, token_from_env
 
     uri = cfg.get("uri") or str(default_path)
-    return MilvusVectorStore(uri, token=token_from_env(cfg.get("token_env")), exact=str(cfg.get("exact", "auto")))
+    limit = cfg.get("exact_max_vectors")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+        raise InputError(f"vector_store.exact_max_vectors must be a non-negative integer or null, got {limit!r}",
+                         field="vector_store.exact_max_vectors")
+    return MilvusVectorStore(uri, token=token_from_env(cfg.get("token_env")), exact=str(cfg.get("exact", "auto")),
+                             exact_max_vectors=limit)

@@ -44,11 +44,21 @@ class MilvusVectorStore(VectorStore):
     """``exact``: ``auto`` searches through the exact in-memory mirror whenever the engine is Milvus Lite (a
     ``.db`` file, or a ``milvus-lite server`` — its version reads ``milvus_lite-…``), whose filtered search is
     truncated (see :mod:`hublab.vectorstore.exact`); a Milvus server or cluster keeps native search.
-    ``never`` always searches natively, ``always`` always through the mirror."""
+    ``never`` always searches natively, ``always`` always through the mirror.
 
-    def __init__(self, uri: str, *, token: str | None = None, exact: str = "auto") -> None:
+    ``exact_max_vectors`` (``auto`` only) is the size switch: a Lite collection with more vectors than that is
+    searched natively instead of being mirrored (the mirror holds every vector twice in this process, ~3 KB per
+    384-d vector). The price: the Lite engine's native filtered search is approximate (HNSW, filter applied during
+    the walk: under a selective filter it can return fewer hits than match, tests/vectorstore/test_size_switch.py)
+    and its filter evaluation scans the collection per search; a full Milvus server has neither problem and is the
+    store for graphs above the limit (docs/scale.md). ``None`` (default) = no limit."""
+
+    def __init__(self, uri: str, *, token: str | None = None, exact: str = "auto",
+                 exact_max_vectors: int | None = None) -> None:
         if exact not in ("auto", "always", "never"):
             raise HubLabError(f"vector_store.exact must be auto, always or never, got {exact!r}")
+        if exact_max_vectors is not None and int(exact_max_vectors) < 0:
+            raise HubLabError(f"vector_store.exact_max_vectors must be >= 0, got {exact_max_vectors!r}")
         if uri.endswith(".db"):
             Path(uri).parent.mkdir(parents=True, exist_ok=True)
         self.uri = uri
@@ -58,8 +68,34 @@ class MilvusVectorStore(VectorStore):
         self.local_file = uri.endswith(".db")
         self.lite = self.local_file or self._server_is_lite()
         self.use_mirror = exact == "always" or (exact == "auto" and self.lite)
+        self.exact_max_vectors = None if exact == "always" or exact_max_vectors is None else int(exact_max_vectors)
         self._mirrors: dict[str, object] = {}
         self._mirror_rows: dict[str, int] = {}
+        self._too_big: dict[str, bool] = {}  # collection → above exact_max_vectors (decided once per content)
+
+    # ---------------- size switch (exact mirror vs. native search) ----------------
+    def mirrors(self, name: str) -> bool:
+        """Whether searches on ``name`` go through the exact mirror: ``use_mirror`` and, with
+        ``exact_max_vectors``, a collection no larger than that (re-decided after inserts/deletes)."""
+        if not self.use_mirror:
+            return False
+        if self.exact_max_vectors is None:
+            return True
+        if name not in self._too_big:
+            n = self.count(name)
+            self._too_big[name] = n > self.exact_max_vectors
+            if self._too_big[name]:
+                import logging
+
+                logging.getLogger(__name__).warning(
+                    "%s: %d vectors > exact_max_vectors %d: native Milvus Lite search (no in-memory mirror; filtered"
+                    " searches are approximate on the Lite engine, use a Milvus server for exact ones)",
+                    name, n, self.exact_max_vectors)
+        return not self._too_big[name]
+
+    def _changed(self, name: str) -> None:
+        self._mirrors.pop(name, None)
+        self._too_big.pop(name, None)
 
     def _server_is_lite(self) -> bool:
         try:
@@ -83,7 +119,7 @@ class MilvusVectorStore(VectorStore):
         if self.client.has_collection(name):
             self.client.drop_collection(name)
         self._loaded.discard(name)
-        self._mirrors.pop(name, None)
+        self._changed(name)
 
     def _mirror(self, name: str):
         """Lazy in-memory copy (ids, vectors, fields) of a Milvus Lite collection for exact search."""
@@ -102,6 +138,8 @@ class MilvusVectorStore(VectorStore):
                 batch = it.next()
                 if not batch:
                     break
+                for r in batch:  # float32 per row now: Python float lists of the whole collection were ~8x larger
+                    r["vector"] = np.asarray(r["vector"], dtype=np.float32)
                 rows.extend(batch)
             it.close()
             self._mirrors[name] = Mirror(rows)
@@ -117,7 +155,7 @@ class MilvusVectorStore(VectorStore):
                     for r, v in zip(rows[i : i + batch], vectors[i : i + batch], strict=True)]
             self.client.insert(name, data)
         self.client.flush(name)
-        self._mirrors.pop(name, None)
+        self._changed(name)
 
     def _ensure_loaded(self, name: str) -> None:
         if name not in self._loaded:
@@ -135,7 +173,7 @@ class MilvusVectorStore(VectorStore):
 
     def _mirror_search(self, name, vectors, k, filter):
         """(mirror, [(row positions, scores)] per vector) when the exact mirror answers this search, else None."""
-        if not self.use_mirror:
+        if not self.mirrors(name):
             return None
         from hublab.vectorstore.exact import parse_filter
 
@@ -200,7 +238,7 @@ class MilvusVectorStore(VectorStore):
     def delete(self, name, *, filter) -> None:
         self.client.delete(name, filter=filter)
         self.client.flush(name)
-        self._mirrors.pop(name, None)
+        self._changed(name)
 
     def count(self, name: str) -> int:
         self._ensure_loaded(name)

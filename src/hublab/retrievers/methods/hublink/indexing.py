@@ -79,6 +79,7 @@ class HubIndex:
         self.manifest_path = manifest_dir / f"{self.collection}.manifest.json"
         self._manifest_cache: tuple[tuple[int, int, int], dict[str, list[str]]] | None = None
         self._paths: dict[str, dict[str, Any]] | None = None
+        self._hub_paths_loaded: set[str] = set()
         self.llm_path_text = settings.llm_path_text and not llm_free(llm)
         key = hashlib.sha256(f"{getattr(llm, 'model', '')}|{prompts.PATH_TO_TEXT_VERSION}".encode()).hexdigest()[:12]
         self.text_cache_path = manifest_dir / f"hublink_pathtext_{key}.json"
@@ -255,11 +256,49 @@ class HubIndex:
                 "vectors_per_s": round(n_vectors / secs, 1) if secs > 0 else None}
 
     # ---------------- query-time data ----------------
-    def path_records(self) -> dict[str, dict[str, Any]]:
-        """path_hash → {hub_root, path_text, triples}, loaded once per process."""
+    #: Up to this many indexed paths, the answer step's path records are loaded at once (one pass over the store);
+    #: above, per answered hub (memory ~2 KB per path record: GV3 ×100 has 351k paths).
+    EAGER_PATH_RECORDS_MAX = 50_000
+    #: Rows per store query (Milvus caps offset + limit at 16,384 by default).
+    QUERY_LIMIT = 16_384
+
+    def path_records(self, roots: list[str] | None = None) -> dict[str, dict[str, Any]]:
+        """path_hash → {hub_root, path_text, triples} for the hubs ``roots`` (all committed hubs if None). Chosen by
+        size: a small index's records are all loaded on first use; a large one's are fetched per hub on first use
+        and kept, so memory grows with the hubs answered, not with the graph. Queries are split by hubs until no
+        answer reaches the store's query limit (one query of the whole index truncated beyond 16,384 paths)."""
+        manifest = self.manifest() if self._paths is None or roots is None else {}
         if self._paths is None:
-            rows = self.store.query(self.collection, filter='level == "path"',
-                                    output_fields=["hub_root", "path_hash", "path_text", "triples"])
-            self._paths = {r["path_hash"]: {"hub_root": r["hub_root"], "path_text": r.get("path_text", ""),
-                                            "triples": json.loads(r.get("triples") or "[]")} for r in rows}
-        return self._paths
+            self._paths = {}
+            self._hub_paths_loaded.clear()
+            if roots is None or sum(len(v) for v in manifest.values()) <= self.EAGER_PATH_RECORDS_MAX:
+                self._load_paths(sorted(manifest))
+        wanted = list(manifest) if roots is None else list(roots)
+        todo = sorted({r for r in wanted if r not in self._hub_paths_loaded})
+        if todo:
+            self._load_paths(todo)
+        keep = set(wanted)
+        return {h: rec for h, rec in self._paths.items() if rec["hub_root"] in keep}
+
+    def _load_paths(self, roots: list[str]) -> None:
+        assert self._paths is not None
+        if not roots:
+            return
+        limit = self.QUERY_LIMIT
+        flt = f'level == "path" and hub_root in [{", ".join(map(_q, roots))}]'
+        rows = self.store.query(self.collection, filter=flt,
+                                output_fields=["hub_root", "path_hash", "path_text", "triples"], limit=limit)
+        if len(rows) >= limit and len(roots) > 1:  # may be cut by the limit: split the chunk
+            half = len(roots) // 2
+            self._load_paths(roots[:half])
+            self._load_paths(roots[half:])
+            return
+        if len(rows) >= limit:
+            import logging
+
+            logging.getLogger(__name__).warning("hub %s has >= %d paths: its path records may be incomplete",
+                                                roots[0], limit)
+        for r in rows:
+            self._paths[r["path_hash"]] = {"hub_root": r["hub_root"], "path_text": r.get("path_text", ""),
+                                           "triples": json.loads(r.get("triples") or "[]")}
+        self._hub_paths_loaded.update(roots)

@@ -316,7 +316,7 @@ class HubLinkRetriever(Retriever):
                 fallbacks: list[str]) -> RetrievalResult:
         if not hubs:
             return RetrievalResult(reason="no hubs", fallbacks=fallbacks)
-        records = self.hub_index.path_records()
+        records = self.hub_index.path_records([h.root for h in hubs])
         llm = self.resources.llm
         contexts: list[HubContext] = []
         for h in hubs:
