@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from hublab.env import apply_offline_defaults
+from hublink_fixtures import hublink_gv3_small  # noqa: F401 - the indexed 10-paper GV3 subgraph
 from llm_servers import fault_server, llama_server  # noqa: F401 - shared fixtures (one llama.cpp server a session)
 from mlflow_servers import mlflow_project, mlflow_server  # noqa: F401 - one mlflow server a session
 

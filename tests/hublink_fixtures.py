@@ -1,4 +1,5 @@
-"""Fixtures shared by the retriever tests."""
+"""HubLink fixtures shared by the retriever tests (imported by the root conftest, like llm_servers: a
+tests/retrievers/conftest.py would shadow the root conftest for `from conftest import make_project`)."""
 
 from __future__ import annotations
 
