@@ -72,33 +72,18 @@ def one_size(factor: int, embedder: str, n_questions: int, work: Path, shared: P
              ) -> dict:
     import resource
 
-    import numpy as np
-
     from hublab.env import apply_offline_defaults
 
     apply_offline_defaults()
     from hublab.datasets.kgqa_csv import load_kgqa_csv
-    from hublab.embedding.base import Embedder
     from hublab.embedding.factory import build_embedder
+    from hublab.embedding.hashing import HashingEmbedder
     from hublab.evaluation.retrieval import retrieval_metrics
     from hublab.graph.rdf import RdfKnowledgeGraph
     from hublab.graph.synthetic import replicate
     from hublab.retrievers.base import Resources
     from hublab.retrievers.registry import build_retriever
     from hublab.vectorstore.factory import build_vector_store
-
-    class HashEmbedder(Embedder):
-        """Token-hash bag of words, L2-normalised: same texts → same vectors, no model cost."""
-
-        name, dim = "hash384", 384
-
-        def embed(self, texts):
-            out = np.zeros((len(texts), self.dim), dtype=np.float32)
-            for i, t in enumerate(texts):
-                for w in t.lower().split():
-                    out[i, hash(w) % self.dim] += 1.0
-            norms = np.linalg.norm(out, axis=1, keepdims=True)
-            return out / np.maximum(norms, 1e-12)
 
     base = RdfKnowledgeGraph.load(shared / "data/orkg/gv3_flat_distributed.json", name="gv3_orkg")
     t0 = time.perf_counter()
@@ -109,8 +94,8 @@ def one_size(factor: int, embedder: str, n_questions: int, work: Path, shared: P
     import shutil
 
     shutil.rmtree(d, ignore_errors=True)  # a cold build every time
-    emb = HashEmbedder() if embedder == "hash" else build_embedder({"model": "all-MiniLM-L6-v2", "device": "auto"},
-                                                                   None)
+    minilm = {"model": "all-MiniLM-L6-v2", "device": "auto"}
+    emb = HashingEmbedder(384) if embedder == "hash" else build_embedder(minilm, None)
     server = None
     if store == "lite-server":
         server, uri = _start_lite_server(d / "milvus_server")

@@ -4,9 +4,7 @@ the whole index returned only the first 16,384 paths, e.g. GV3 ×10 with 35,130)
 
 from __future__ import annotations
 
-import numpy as np
-
-from hublab.embedding.base import Embedder
+from hublab.embedding.hashing import HashingEmbedder
 from hublab.graph.rdf import RdfKnowledgeGraph
 from hublab.retrievers.base import Resources
 from hublab.retrievers.methods.hublink.hubs import HubDetector, all_hub_roots, hub_paths
@@ -15,23 +13,12 @@ from hublab.retrievers.registry import build_retriever
 from hublab.vectorstore.factory import build_vector_store
 
 
-class _Hash(Embedder):
-    name, dim = "hash32", 32
-
-    def embed(self, texts):
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, t in enumerate(texts):
-            for w in t.lower().split():
-                out[i, sum(map(ord, w)) % self.dim] += 1.0
-        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
-
-
 def test_path_records_eager_lazy_and_split_agree(tmp_path, gv3_orkg_graph, monkeypatch):
     det = HubDetector(gv3_orkg_graph, ["Paper"])
     papers = all_hub_roots(gv3_orkg_graph, det, ["R659055"])[:6]
     triples = {t.render(): t for p in papers for hp in hub_paths(gv3_orkg_graph, det, p) for t in hp.triples}
     graph = RdfKnowledgeGraph.from_triples(list(triples.values()), name="gv3_six")
-    res = Resources(graph=graph, embedder=_Hash(), vector_store=build_vector_store({}, tmp_path / "ix.db"),
+    res = Resources(graph=graph, embedder=HashingEmbedder(32), vector_store=build_vector_store({}, tmp_path / "ix.db"),
                     index_name="pr", cache_dir=str(tmp_path), index_dir=str(tmp_path), root_entity_ids=["R659055"])
     r = build_retriever("hublink", res, {})
     stats = r.index(progress=False)
