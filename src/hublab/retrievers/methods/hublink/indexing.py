@@ -80,6 +80,7 @@ class HubIndex:
         self._manifest_cache: tuple[tuple[int, int, int], dict[str, list[str]]] | None = None
         self._paths: dict[str, dict[str, Any]] | None = None
         self._hub_paths_loaded: set[str] = set()
+        self._by_hub: dict[str, dict[str, dict[str, Any]]] = {}  # hub_root -> path_hash -> record (same objects)
         self.llm_path_text = settings.llm_path_text and not llm_free(llm)
         key = hashlib.sha256(f"{getattr(llm, 'model', '')}|{prompts.PATH_TO_TEXT_VERSION}".encode()).hexdigest()[:12]
         self.text_cache_path = manifest_dir / f"hublink_pathtext_{key}.json"
@@ -270,6 +271,7 @@ class HubIndex:
         manifest = self.manifest() if self._paths is None or roots is None else {}
         if self._paths is None:
             self._paths = {}
+            self._by_hub = {}
             self._hub_paths_loaded.clear()
             if roots is None or sum(len(v) for v in manifest.values()) <= self.EAGER_PATH_RECORDS_MAX:
                 self._load_paths(sorted(manifest))
@@ -277,8 +279,12 @@ class HubIndex:
         todo = sorted({r for r in wanted if r not in self._hub_paths_loaded})
         if todo:
             self._load_paths(todo)
-        keep = set(wanted)
-        return {h: rec for h, rec in self._paths.items() if rec["hub_root"] in keep}
+        if roots is None:
+            return dict(self._paths)
+        out: dict[str, dict[str, Any]] = {}
+        for r in dict.fromkeys(wanted):  # per hub, not a scan of every loaded path
+            out.update(self._by_hub.get(r, {}))
+        return out
 
     def _load_paths(self, roots: list[str]) -> None:
         assert self._paths is not None
@@ -299,6 +305,8 @@ class HubIndex:
             logging.getLogger(__name__).warning("hub %s has >= %d paths: its path records may be incomplete",
                                                 roots[0], limit)
         for r in rows:
-            self._paths[r["path_hash"]] = {"hub_root": r["hub_root"], "path_text": r.get("path_text", ""),
-                                           "triples": json.loads(r.get("triples") or "[]")}
+            rec = {"hub_root": r["hub_root"], "path_text": r.get("path_text", ""),
+                   "triples": json.loads(r.get("triples") or "[]")}
+            self._paths[r["path_hash"]] = rec
+            self._by_hub.setdefault(r["hub_root"], {})[r["path_hash"]] = rec
         self._hub_paths_loaded.update(roots)

@@ -391,13 +391,14 @@ class HubLinkRetriever(Retriever):
         """LLM-free output ranking by fusion (``rerank.py``): every triple of the contributing hubs."""
         hubs = [p.hub for p in partials]
         if self.expand_hubs:
+            expand = hubs[: self.expand_hubs]
             by_hub: dict[str, list[PathEvidence]] = {}
-            for rec in self.hub_index.path_records().values():
+            for rec in self.hub_index.path_records([h.root for h in expand]).values():
                 by_hub.setdefault(rec["hub_root"], []).append(PathEvidence(rec["path_text"], list(rec["triples"]), 0.0))
-            hubs = [HubContext(h.root, h.title, h.doi, h.score, h.paths + sorted(
-                        (p for p in by_hub.get(h.root, []) if p.text not in {k.text for k in h.paths}),
-                        key=lambda p: p.text))
-                    if i < self.expand_hubs else h for i, h in enumerate(hubs)]
+            for i, h in enumerate(expand):
+                have = {k.text for k in h.paths}
+                extra = sorted((p for p in by_hub.get(h.root, []) if p.text not in have), key=lambda p: p.text)
+                hubs[i] = HubContext(h.root, h.title, h.doi, h.score, h.paths + extra)
         all_triples = [t for h in hubs for p in h.paths for t in p.triples]
         cands = candidates_from_hubs(hubs, self._parsed(list(dict.fromkeys(all_triples))))
         return self.ranker.rank(q.question, q.vectors, cands)
