@@ -32,15 +32,20 @@ from hublab.env import apply_offline_defaults  # noqa: E402
 
 apply_offline_defaults()
 
-KEYS = ("hit@10_triples", "map@10_triples", "recall@10_triples", "mrr@10_triples", "recall_triples",
-        "triples_per_question")
-SHORT = {"hit@10_triples": "Hits@10", "map@10_triples": "MAP@10", "recall@10_triples": "Recall@10",
-         "mrr@10_triples": "MRR@10", "recall_triples": "Recall(all)", "triples_per_question": "triples/q"}
-#: Thesis HubLink (T), o3-mini, all 170 questions (docs/results.md, README "Measured"); None = not reported here.
+from hublab.evaluation import names  # noqa: E402
+
+KEYS = (names.HITS_AT_10, names.MAP_AT_10, names.RECALL_AT_10, names.MRR_AT_10, names.RECALL,
+        names.TRIPLES_PER_QUESTION)
+SHORT = {**names.LABELS, names.RECALL: "Recall(all)"}
+#: Thesis HubLink (T), o3-mini, all 170 questions: GV1 from final_comparison_gv1.csv, MAP@10 and full-list
+#: recall per variant from graph_variants.csv (../shared/reference/thesis_results); gv3_orkg is the thesis's GV3.
 THESIS = {
-    "gv1": {"hit@10_triples": 0.513, "map@10_triples": 0.298, "recall@10_triples": 0.512, "mrr@10_triples": 0.500,
-            "recall_triples": 0.755},
-    "gv3_orkg": {"map@10_triples": 0.408, "recall_triples": 0.812},
+    "gv1": {names.HITS_AT_10: 0.513, names.MAP_AT_10: 0.298, names.RECALL_AT_10: 0.512, names.MRR_AT_10: 0.500,
+            names.RECALL: 0.755},
+    "gv2": {names.MAP_AT_10: 0.333, names.RECALL: 0.759},
+    "gv3": {names.MAP_AT_10: 0.408, names.RECALL: 0.812},
+    "gv4": {names.MAP_AT_10: 0.425, names.RECALL: 0.804},
+    "gv3_orkg": {names.MAP_AT_10: 0.408, names.RECALL: 0.812},
 }
 
 

@@ -83,6 +83,13 @@ def rule_components(question: str, vocab: Vocabulary, max_share: float | None = 
     return [c for c in comps if vocab.share(c) <= max_share]
 
 
+def frequent_labels(question: str, vocab: Vocabulary, max_share: float) -> list[str]:
+    """The graph labels named in the question that ``rule_components`` leaves out of the search for being on
+    more than ``max_share`` of the hubs ("evaluation method", "publication year"). They do not pick papers, but
+    they say which attribute is asked for, so the LLM-free output ranking still scores triples against them."""
+    return [c for c in unique_ci(vocab.find(question)) if vocab.share(c) > max_share]
+
+
 def parse_components(r: Any) -> list[str] | None:
     """Components from the LLM: ``{"components": [...]}`` (schema), a bare list, or the python list Listing A.3
     asks for in the text. None when there is no list of strings (malformed)."""

@@ -38,9 +38,10 @@ from hublab.retrievers.components.units import Unit
 from hublab.retrievers.methods.hublink.text import triple_text
 
 #: Fusion weights of the four rankings (``triple``, ``path``, ``lexical``, ``retrieval``); chosen on the
-#: reduced GV1 set (docs/hublink.md, "LLM-free output ranking"): the dense path ranking and the retrieval order
-#: did not help there, the path text still counts through the lexical ranking.
-DEFAULT_WEIGHTS = {"triple": 1.0, "path": 0.0, "lexical": 1.0, "retrieval": 0.0}
+#: reduced GV1 set (docs/hublink.md, "LLM-free output ranking"): the dense path ranking did not help there (the
+#: path text still counts through the lexical ranking); the retrieval order (hub rank, then path rank) did once
+#: the best hubs offered all their paths and the asked attribute's label scored triples.
+DEFAULT_WEIGHTS = {"triple": 0.5, "path": 0.0, "lexical": 1.0, "retrieval": 1.0}
 RANKINGS = tuple(DEFAULT_WEIGHTS)
 
 _NEGATION = re.compile(r"\b(not|no|none|never|without|neither|nor|lack|lacks|lacking|absent|missing)\b|n't\b",

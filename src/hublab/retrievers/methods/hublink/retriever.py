@@ -11,6 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import numpy as np
 from pydantic import Field
 
 from hublab import observability
@@ -33,7 +34,12 @@ from hublab.retrievers.methods.hublink.answer import (
 from hublab.retrievers.methods.hublink.hubs import EntityWithDirection, HubDetector, HubRootFinder
 from hublab.retrievers.methods.hublink.indexing import HubIndex, IndexSettings
 from hublab.retrievers.methods.hublink.linking import NoLinker, SourceLinker
-from hublab.retrievers.methods.hublink.question import ProcessedQuestion, Vocabulary, process_question
+from hublab.retrievers.methods.hublink.question import (
+    ProcessedQuestion,
+    Vocabulary,
+    frequent_labels,
+    process_question,
+)
 from hublab.retrievers.methods.hublink.rerank import RANKINGS, OutputRanker, candidates_from_hubs
 from hublab.retrievers.methods.hublink.search import Hub, HubSearch, prune_hubs
 
@@ -93,6 +99,8 @@ class HubLinkRetriever(Retriever):
             low, e.g. a long venue label, can still win on the fused ranking); 0 = kept paths only.
         max_component_share: LLM-free question analysis: a graph label found in the question becomes a query
             vector only if it occurs at most this often per hub root (None = every label, the earlier rule).
+        output_label_vectors: fusion: the labels left out by ``max_component_share`` (the asked attribute, e.g.
+            "evaluation method") still score output triples, as extra vectors of the dense triple ranking.
         max_workers: parallel partial-answer calls.
         auto_index: build the index on first use if missing.
         source_linker: links hubs to external sources (a Python object; not a pipeline parameter).
@@ -125,6 +133,7 @@ class HubLinkRetriever(Retriever):
         output_value_boost: Annotated[float, Field(ge=0.0)] = 1.0,
         output_polarity_penalty: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5,
         max_component_share: Annotated[float, Field(gt=0.0)] | None = 0.5,
+        output_label_vectors: bool = True,
         output_expand_hubs: Annotated[int, Field(ge=0)] = 3,
         max_workers: Annotated[int, Field(ge=1)] = 8,
         auto_index: bool = True,
@@ -154,6 +163,7 @@ class HubLinkRetriever(Retriever):
                                    rrf_k=int(output_rrf_k), value_boost=float(output_value_boost),
                                    polarity_penalty=float(output_polarity_penalty))
         self.max_component_share = max_component_share
+        self.output_label_vectors = bool(output_label_vectors)
         self.expand_hubs = int(output_expand_hubs)
         self.max_workers = max_workers
         self.auto_index = auto_index
@@ -401,7 +411,18 @@ class HubLinkRetriever(Retriever):
                 hubs[i] = HubContext(h.root, h.title, h.doi, h.score, h.paths + extra)
         all_triples = [t for h in hubs for p in h.paths for t in p.triples]
         cands = candidates_from_hubs(hubs, self._parsed(list(dict.fromkeys(all_triples))))
-        return self.ranker.rank(q.question, q.vectors, cands)
+        return self.ranker.rank(q.question, self._ranking_vectors(q), cands)
+
+    def _ranking_vectors(self, q: ProcessedQuestion) -> np.ndarray:
+        """The query vectors, plus (``output_label_vectors``) one per frequent graph label the question names."""
+        if not (self.output_label_vectors and self.extract_components and self.max_component_share is not None):
+            return q.vectors
+        labels = [c for c in frequent_labels(q.question, self.vocab, float(self.max_component_share))
+                  if c not in q.components]
+        if not labels:
+            return q.vectors
+        extra = np.asarray(self.resources.embedder.embed(labels), dtype=np.float32)
+        return np.vstack([np.asarray(q.vectors, dtype=np.float32), extra])
 
     @staticmethod
     def _hub_of_triples(partials) -> dict[str, str]:
