@@ -132,3 +132,22 @@ def test_hits_breaks_recall_ties():
     space = SearchSpace([Factor("retriever.params.number_of_hubs", (10, 20))])
     rows, chosen = ofat_table(space, BASE, {"base": (0.5, 0.3), "retriever.params.number_of_hubs=20": (0.5, 0.4)})
     assert chosen["retriever.params.number_of_hubs"] == 20
+
+
+def test_a_float_base_value_is_the_grid_point_it_equals():
+    """The pipeline config holds the retriever's declared float (alpha 5.0) while the grid says 5: one grid point,
+    the base, not a base row plus a duplicate trial (seen in the LLM-free HubLink study)."""
+    space = space_from_pipeline({"retriever.params.path_weight_alpha": [0, 3, 5, 9],
+                                 "retriever.params.filter_output_context": [True, False]})
+    base = {**BASE, "retriever": {"type": "hublink", "params": {**BASE["retriever"]["params"],
+                                                                "path_weight_alpha": 5.0,
+                                                                "filter_output_context": 1}}}
+    keys = [t.key for t in ofat_trials(space, base)]
+    assert "retriever.params.path_weight_alpha=5" not in keys
+    assert [k for k in keys if "path_weight_alpha" in k] == ["retriever.params.path_weight_alpha=0",
+                                                               "retriever.params.path_weight_alpha=3",
+                                                               "retriever.params.path_weight_alpha=9"]
+    assert "retriever.params.filter_output_context=true" in keys  # a bool is not the number 1
+    rows, _ = ofat_table(space, base, {"base": (0.5, 0.4)})
+    alpha = [r for r in rows if r.factor == "path_weight_alpha"]
+    assert [r.value for r in alpha] == [0, 3, 5, 9] and [r.is_base for r in alpha] == [False, False, True, False]

@@ -179,3 +179,34 @@ def test_worker_whose_trial_was_taken_over_goes_on(tmp_path):
     assert states.count(("retriever.params.alpha=0", "FAIL")) == 1
     assert states.count(("retriever.params.alpha=0", "COMPLETE")) == 1
     assert not res.pending and len(res.chosen) == 3
+
+
+def test_a_study_is_not_resumed_on_another_base_configuration(tmp_path):
+    """Resuming a finished study after the base pipeline changed would print the old trials as the new table
+    (seen: `dvc repro tune` after a ranking change re-printed the previous defaults' numbers)."""
+    from hublab.errors import InputError
+    from hublab.tuning.orchestrate import base_identity
+    from hublab.tuning.study import fresh_study
+
+    storage = f"sqlite:///{tmp_path}/o.db"
+    ident = base_identity(BASE, "gv1", "reduced_gv1", None)
+    run_study(StudySpec("s", "ofat", storage=storage, identity=ident), BASE, SPACE, Counting())
+    ev = Counting()
+    run_study(StudySpec("s", "ofat", storage=storage, identity=ident), BASE, SPACE, ev)
+    assert ev.calls == []  # same base: resumed, nothing to do
+
+    changed = {**BASE, "retriever": {"type": "hublink", "params": {**BASE["retriever"]["params"], "alpha": 3}}}
+    other = base_identity(changed, "gv1", "reduced_gv1", None)
+    assert other != ident
+    assert base_identity({**BASE, "search_space": {"x": [1]}}, "gv1", "reduced_gv1", None) == ident
+    assert base_identity(BASE, "gv1", "reduced_gv1", 5) != ident  # --limit changes what a trial measures
+    with pytest.raises(InputError, match="not comparable"):
+        run_study(StudySpec("s", "ofat", storage=storage, identity=other), changed, SPACE, ev)
+    assert ev.calls == []
+
+    assert fresh_study(StudySpec("s", "ofat", storage=storage)) is True
+    res = run_study(StudySpec("s", "ofat", storage=storage, identity=other), changed, SPACE, ev)
+    assert ev.calls == ["base", "retriever.params.alpha=0", "retriever.params.alpha=9", "retriever.params.hubs=20",
+                        "retriever.params.hubs=30", "retriever.params.filter=false"]  # measured again, on the new base
+    assert res.chosen["retriever.params.alpha"] == 3
+    assert fresh_study(StudySpec("none-such", "ofat", storage=storage)) is False

@@ -39,6 +39,8 @@ def tune_cmd(
     index_dir: Path | None = typer.Option(
         None, "--index-dir", help="This worker's index folder (default paths.indices). A Milvus Lite index opens in "
                                   "one process only: a second worker on the same machine needs its own (a copy)."),
+    fresh: bool = typer.Option(False, "--fresh", help="Delete the study first and start it again (e.g. after the base "
+                                                       "pipeline changed). No other worker may be running it."),
 ) -> None:
     """Run, resume or join a parameter study; print the thesis-shaped OFAT table or the Pareto front."""
     from rich.console import Console
@@ -49,7 +51,7 @@ def tune_cmd(
         pipeline=pipeline, study=study, mode=mode, dataset=dataset, graph=graph, storage=storage, n_trials=n_trials,
         objectives=[o.strip() for o in objectives.split(",") if o.strip()], thesis_params=thesis_params,
         limit=limit, seed=seed, carbon=carbon, output_dir=output_dir, heartbeat_interval=heartbeat,
-        grace_period=grace, progress=progress, index_dir=index_dir))
+        grace_period=grace, progress=progress, index_dir=index_dir, fresh=fresh))
     con = Console()
     for line in outcome.summary():
         con.print(line, markup=False, highlight=False)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from hublab.tuning.space import SearchSpace, encode_value, get_path, set_path
+from hublab.tuning.space import SearchSpace, encode_value, get_path, same_value, set_path
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ def ofat_trials(space: SearchSpace, base_cfg: dict[str, Any]) -> list[OfatTrial]
     seen = {encode_value({})}
     for f in space.factors:
         for v in f.values:
-            if encode_value(v) == encode_value(base[f.path]):
+            if same_value(v, base[f.path]):
                 continue
             overrides = {f.path: v}
             sig = encode_value(overrides)
@@ -89,7 +89,7 @@ def ofat_table(
     for f in space.factors:
         frows: list[FactorRow] = []
         for v in f.values:
-            is_base = encode_value(v) == encode_value(base[f.path])
+            is_base = same_value(v, base[f.path])
             key = "base" if is_base else OfatTrial(f.path, v).key
             recall, hits = scores.get(key, (None, None))
             frows.append(FactorRow(f.name, v, is_base, recall, hits,

@@ -29,7 +29,7 @@ from hublab.config import Settings
 from hublab.errors import InputError
 from hublab.evaluation import names
 from hublab.tuning.storage import DEFAULT_GRACE_S, DEFAULT_HEARTBEAT_S, redact_url
-from hublab.tuning.study import WORKER, Evaluator, StudyResult, StudySpec, run_study
+from hublab.tuning.study import WORKER, Evaluator, StudyResult, StudySpec, fresh_study, run_study
 
 PARENT_ATTR = "mlflow_parent_run_id"
 
@@ -55,6 +55,7 @@ class TuneRequest:
     # this worker's index folder (default params.yaml paths.indices): a Milvus Lite index file can be open in
     # one process only, so a second worker on the same machine needs its own copy (or a Milvus server)
     index_dir: Path | None = None
+    fresh: bool = False  # delete the study first (no worker may be running it)
 
 
 @dataclass
@@ -187,6 +188,18 @@ def _deleted_here(client: Any, run_id: str) -> bool:
         return False
 
 
+def base_identity(base: dict[str, Any], graph: str, dataset: str, limit: int | None) -> str:
+    """sha256 of what a study's trials are measured on: the base pipeline without its search space (the factors
+    may grow without making old trials incomparable), the graph, the dataset and the question limit."""
+    import hashlib
+    import json
+
+    cfg = {k: v for k, v in base.items() if k != "search_space"}
+    blob = json.dumps({"pipeline": cfg, "graph": graph, "dataset": dataset, "limit": limit}, sort_keys=True,
+                      default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
 def run_tune(req: TuneRequest, *, settings: Settings | None = None, evaluator: Evaluator | None = None) -> TuneOutcome:
     """Run, resume or join the study ``req.study``; write its outputs; return the result."""
     import yaml
@@ -218,8 +231,11 @@ def run_tune(req: TuneRequest, *, settings: Settings | None = None, evaluator: E
     if req.mode == "nsga2" and len(objectives) < 2:
         objectives = [names.RECALL, names.HITS_AT_10, names.RUNTIME]
     spec = StudySpec(req.study, req.mode, storage, req.n_trials, objectives, req.seed,
-                     heartbeat_interval=req.heartbeat_interval, grace_period=req.grace_period)
+                     heartbeat_interval=req.heartbeat_interval, grace_period=req.grace_period,
+                     identity=base_identity(base, graph, req.dataset, req.limit))
     spec.validate()
+    if req.fresh:
+        fresh_study(spec)
     experiment = f"tune-{req.study}"
     exp_id = _setup_experiment(st.root, experiment)
     client = MlflowClient(mlflow_log.tracking_uri(st.root))

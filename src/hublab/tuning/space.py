@@ -66,6 +66,15 @@ def encode_value(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
+def same_value(a: Any, b: Any) -> bool:
+    """Equal as parameter values: numbers by value (a YAML ``5`` and a config's ``5.0`` are one grid point, not a
+    base row plus a duplicate trial), everything else by its JSON encoding (``True`` is not ``1``)."""
+    num = (int, float)
+    if isinstance(a, num) and isinstance(b, num) and not isinstance(a, bool) and not isinstance(b, bool):
+        return a == b
+    return encode_value(a) == encode_value(b)
+
+
 def decode_value(text: str) -> Any:
     return json.loads(text)
 

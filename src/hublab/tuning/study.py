@@ -29,7 +29,7 @@ import optuna
 from hublab.errors import InputError
 from hublab.evaluation import names
 from hublab.tuning.ofat import FactorRow, OfatTrial, apply_overrides, ofat_table, ofat_trials
-from hublab.tuning.space import Param, SearchSpace, encode_value, get_path, optuna_param
+from hublab.tuning.space import Param, SearchSpace, get_path, optuna_param, same_value
 from hublab.tuning.storage import (
     DEFAULT_GRACE_S,
     DEFAULT_HEARTBEAT_S,
@@ -86,6 +86,9 @@ class StudySpec:
     grace_period: int | None = DEFAULT_GRACE_S
     max_retry: int = 1  # retries of a trial whose worker died (its heartbeat stopped)
     poll_interval: float | None = None  # wait between looks at other workers' trials (default: heartbeat)
+    # what the trials are measured on (base pipeline without its search space, graph, dataset, question limit):
+    # a study resumed or joined on another one would mix incomparable trials (docs/tuning.md)
+    identity: str | None = None
 
     def validate(self) -> None:
         if self.mode not in ("ofat", "tpe", "nsga2"):
@@ -171,6 +174,7 @@ def locked(study: optuna.Study):
 
 
 def _check_attrs(study: optuna.Study, spec: StudySpec) -> None:
+    _check_identity(study, spec)
     stored_mode = study.user_attrs.get("mode")
     if stored_mode and stored_mode != spec.mode:
         raise InputError(f"study {spec.name!r} exists with mode {stored_mode!r}; use another --study name",
@@ -187,6 +191,34 @@ def _check_attrs(study: optuna.Study, spec: StudySpec) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
             study.set_metric_names(list(names))
+
+
+def _check_identity(study: optuna.Study, spec: StudySpec) -> None:
+    """A study's trials are comparable only on the configuration they were measured on: resuming or joining it
+    with another base pipeline, graph, dataset or question limit is refused (a study from before identities were
+    recorded, with trials, is refused too: what it measured is unknown)."""
+    if spec.identity is None:
+        return
+    stored = study.user_attrs.get("base_identity")
+    if stored == spec.identity:
+        return
+    if stored is None and not study.get_trials(deepcopy=False):
+        study.set_user_attr("base_identity", spec.identity)
+        return
+    was = f"was measured on base configuration {stored[:12]}" if stored else "has no recorded base configuration"
+    raise InputError(
+        f"study {spec.name!r} {was}, this command's is {spec.identity[:12]} (the base pipeline, graph, dataset or "
+        f"--limit differ): its trials are not comparable. Use another --study name, or --fresh to delete the "
+        f"study and start it again", field="study")
+
+
+def fresh_study(spec: StudySpec) -> bool:
+    """Delete the study ``spec.name`` from the storage if it exists (``hublab tune --fresh``); True if it did."""
+    storage = _storage(spec)
+    if spec.name not in {s.study_name for s in optuna.get_all_study_summaries(storage, include_best_trial=False)}:
+        return False
+    optuna.delete_study(study_name=spec.name, storage=storage)
+    return True
 
 
 def _fail_legacy_running(study: optuna.Study) -> None:
@@ -283,7 +315,7 @@ def run_study(
             name = planned.key
         else:
             values = {p: prm.to_value(prm.suggest(trial)) for p, prm in params.items()}
-            overrides = {p: v for p, v in values.items() if encode_value(v) != encode_value(base_values[p])}
+            overrides = {p: v for p, v in values.items() if not same_value(v, base_values[p])}
             name = f"trial-{trial.number}"
         cfg = apply_overrides(copy.deepcopy(base_cfg), overrides)
         report: TrialReporter | None = None
