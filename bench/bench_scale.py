@@ -317,6 +317,7 @@ def main() -> None:
         ap.error("--store uri needs --uri")
     work.mkdir(parents=True, exist_ok=True)
     out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
     rows = json.loads((out / "scale.json").read_text()) if (out / "scale.json").exists() else []
     for emb in args.embedder:
         for f in args.factors:
