@@ -81,6 +81,7 @@ def one_size(factor: int, embedder: str, n_questions: int, work: Path, shared: P
     from hublab.evaluation.retrieval import retrieval_metrics
     from hublab.graph.rdf import RdfKnowledgeGraph
     from hublab.graph.synthetic import replicate
+    from hublab.pipeline.config import load_pipeline
     from hublab.retrievers.base import Resources
     from hublab.retrievers.registry import build_retriever
     from hublab.vectorstore.factory import build_vector_store
@@ -116,7 +117,11 @@ def one_size(factor: int, embedder: str, n_questions: int, work: Path, shared: P
     try:
         res = Resources(graph=graph, embedder=emb, vector_store=vs, index_name=f"scale_x{factor}", cache_dir=str(d),
                         index_dir=str(d), root_entity_ids=["R659055"])
-        r = build_retriever("hublink", res, {"auto_index": False, "use_topic_if_given": False})
+        # the project's default LLM-free pipeline (bounded output, its ranking), direct strategy: every question
+        # searches the whole index first, the size-dependent part
+        params = {**load_pipeline(ROOT / "pipelines" / "hublink_local.yaml").retriever_params,
+                  "auto_index": False, "use_topic_if_given": False}
+        r = build_retriever("hublink", res, params)
         t0 = time.perf_counter()
         inserted["t0"] = t0
         stats = r.index(progress=False)
@@ -131,7 +136,7 @@ def one_size(factor: int, embedder: str, n_questions: int, work: Path, shared: P
         warm_s = time.perf_counter() - t
         mode = "mirror" if vs.mirrors(collection) else "native"
         _log(f"x{factor}: warm-up question in {warm_s:.1f} s, search {mode}")
-        lat, hits = [], []
+        lat, hits, sizes = [], [], []
         t_lat = time.perf_counter()
         for p in pairs:
             if lat and time.perf_counter() - t_lat > latency_budget_s:
@@ -141,6 +146,7 @@ def one_size(factor: int, embedder: str, n_questions: int, work: Path, shared: P
             out = r.retrieve(p.question)
             lat.append(time.perf_counter() - t)
             hits.append(retrieval_metrics(out.context_strings, list(p.golden_triples), 10)["hit_at_10_triples"])
+            sizes.append(len(out.context_strings))
             _log(f"x{factor}: question {len(lat)} in {lat[-1]:.2f} s")
         lat.sort()
         size_end_mb = sum(f.stat().st_size for f in d.rglob("*") if f.is_file()) / 2**20  # after compaction
@@ -161,7 +167,8 @@ def one_size(factor: int, embedder: str, n_questions: int, work: Path, shared: P
                                if server is not None else None),
         "latency_median_s": round(statistics.median(lat), 4),
         "latency_p95_s": round(lat[int(0.95 * (len(lat) - 1))], 4),
-        "hits@10": round(statistics.mean(hits), 4), "questions": len(lat),
+        "hits@10": round(statistics.mean(hits), 4), "triples_per_question": round(statistics.mean(sizes), 1),
+        "questions": len(lat),
     }
 
 
@@ -349,7 +356,8 @@ def main() -> None:
             plot(rows, out / "scale.png")
     cols = ["embedder", "store", "search", "factor", "papers", "triples", "paths", "vectors", "index_build_s",
             "vectors_per_s", "index_size_mb", "peak_rss_mb", "tree_peak_rss_mb", "latency_median_s",
-            "latency_p95_s", "hits@10", "questions", "status", "partial_vectors", "partial_vectors_per_s"]
+            "latency_p95_s", "hits@10", "triples_per_question", "questions", "status", "partial_vectors",
+            "partial_vectors_per_s"]
     print("| " + " | ".join(cols) + " |\n|" + "---|" * len(cols))
     for r in rows:
         print("| " + " | ".join(str(r.get(c)) for c in cols) + " |")

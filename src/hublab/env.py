@@ -15,7 +15,8 @@ OFFLINE_DEFAULTS = {
     "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false",
     # numpy's BLAS scores the exact vector search; its last bits depend on the thread count (from ~400 rows),
     # which re-orders exact ties between machines. One thread gives the same numbers on 2 or 64 cores, and is
-    # also faster for HubLab's small products (2 threads: 0.09 s/question, 1 thread: 0.04; bench_hublink.py).
+    # also faster for HubLab's small products (direct strategy, median: 0.092 s/question with
+    # 2 threads, 0.030 with 1 on 2 cores; bench/bench_hublink.py).
     # Torch (embeddings) keeps its own threads.
     "OPENBLAS_NUM_THREADS": "1",
 }

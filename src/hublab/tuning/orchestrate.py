@@ -16,6 +16,8 @@ Any number of workers may run it at the same time on one study (same storage URL
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -191,9 +193,6 @@ def _deleted_here(client: Any, run_id: str) -> bool:
 def base_identity(base: dict[str, Any], graph: str, dataset: str, limit: int | None) -> str:
     """sha256 of what a study's trials are measured on: the base pipeline without its search space (the factors
     may grow without making old trials incomparable), the graph, the dataset and the question limit."""
-    import hashlib
-    import json
-
     cfg = {k: v for k, v in base.items() if k != "search_space"}
     blob = json.dumps({"pipeline": cfg, "graph": graph, "dataset": dataset, "limit": limit}, sort_keys=True,
                       default=str)

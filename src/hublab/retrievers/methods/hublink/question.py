@@ -32,6 +32,8 @@ class ProcessedQuestion:
     components: list[str]
     vectors: np.ndarray  # row 0 = question, then one row per component
     fallbacks: list[str] = field(default_factory=list)  # "components: <reason>" when the LLM step fell back
+    # graph labels named in the question but left out of the search by the label filter (``split_components``)
+    frequent_labels: list[str] = field(default_factory=list)
 
 
 def _norm(s: str) -> str:
@@ -72,22 +74,19 @@ class Vocabulary:
         return [text for _, text in kept]
 
 
-def rule_components(question: str, vocab: Vocabulary, max_share: float | None = None) -> list[str]:
-    """Quoted spans, years and graph labels found in the question. With ``max_share``, a label that occurs
-    more often than ``max_share`` times per hub root is left out: embedded alone it scores every hub alike
-    (each paper has a "publication year"), so it only crowds the search; the full question still carries it."""
+def split_components(question: str, vocab: Vocabulary, max_share: float | None) -> tuple[list[str], list[str]]:
+    """(components, frequent labels). Components: quoted spans, years and graph labels found in the question. With
+    ``max_share``, a label that occurs more often than ``max_share`` times per hub root is left out: embedded alone it
+    scores every hub alike (each paper has a "publication year"), so it only crowds the search; the full question
+    still carries it. Those left-out labels are returned apart: they pick no paper, but they say which attribute is
+    asked for ("evaluation method"), so the LLM-free output ranking still scores triples against them."""
+    labels = vocab.find(question)
     years = [m.group(0) for m in _YEAR.finditer(question)]
-    comps = unique_ci([*quoted_spans(question), *years, *vocab.find(question)])
+    comps = unique_ci([*quoted_spans(question), *years, *labels])
     if max_share is None:
-        return comps
-    return [c for c in comps if vocab.share(c) <= max_share]
-
-
-def frequent_labels(question: str, vocab: Vocabulary, max_share: float) -> list[str]:
-    """The graph labels named in the question that ``rule_components`` leaves out of the search for being on
-    more than ``max_share`` of the hubs ("evaluation method", "publication year"). They do not pick papers, but
-    they say which attribute is asked for, so the LLM-free output ranking still scores triples against them."""
-    return [c for c in unique_ci(vocab.find(question)) if vocab.share(c) > max_share]
+        return comps, []
+    return ([c for c in comps if vocab.share(c) <= max_share],
+            [c for c in unique_ci(labels) if vocab.share(c) > max_share])
 
 
 def parse_components(r: Any) -> list[str] | None:
@@ -102,9 +101,10 @@ def parse_components(r: Any) -> list[str] | None:
 def process_question(question: str, embedder: Embedder, *, llm: LLM | None, vocab: Vocabulary | None,
                      extract_components: bool, max_component_share: float | None = None) -> ProcessedQuestion:
     """PROCESSQUESTION (Alg. 11). EXTRACTCOMPONENTS by the LLM (Listing A.3); LLM-free, or when the call fails or
-    its output is malformed, by the rules (``rule_components``), and the fallback is recorded. Traced as the
+    its output is malformed, by the rules (``split_components``), and the fallback is recorded. Traced as the
     ``question analysis`` span (components, how they were found, fall-backs)."""
     comps: list[str] = []
+    frequent: list[str] = []
     fallbacks: list[str] = []
     source = "off"
     with observability.span("question analysis (hublink)", observability.PARSER,
@@ -122,9 +122,9 @@ def process_question(question: str, embedder: Embedder, *, llm: LLM | None, voca
             if not llm_done and vocab is not None:
                 # the label filter is part of the LLM-free question analysis; an LLM's failed call keeps the
                 # earlier rules, so a configured LLM's path does not change
-                comps = rule_components(question, vocab, max_component_share if llm_free(llm) else None)
+                comps, frequent = split_components(question, vocab, max_component_share if llm_free(llm) else None)
                 source = "rules"
         vectors = embedder.embed([question, *comps])
         sp.set_outputs({"components": comps, "fallbacks": fallbacks})
         sp.set_attributes({"components_from": source, "n_vectors": int(len(vectors))})
-    return ProcessedQuestion(question, comps, vectors, fallbacks)
+    return ProcessedQuestion(question, comps, vectors, fallbacks, frequent)

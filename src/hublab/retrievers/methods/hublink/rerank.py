@@ -11,7 +11,7 @@ Rankings, fused by reciprocal rank (``components.fusion.rrf``, the fusion of the
 
 Cues from the question and the graph's structure, applied after fusion as multiplicative factors, each a
 parameter so its effect can be measured alone (``QuestionCues``; the question analysis that picks the query
-vectors is ``question.rule_components``):
+vectors is ``question.split_components``):
 
 * ``value_boost`` — a triple whose object is a leaf (a literal or a node without outgoing edges: the value
   itself, not the structural node leading to it) gets ``× (1 + value_boost)``;

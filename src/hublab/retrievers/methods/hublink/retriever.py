@@ -34,12 +34,7 @@ from hublab.retrievers.methods.hublink.answer import (
 from hublab.retrievers.methods.hublink.hubs import EntityWithDirection, HubDetector, HubRootFinder
 from hublab.retrievers.methods.hublink.indexing import HubIndex, IndexSettings
 from hublab.retrievers.methods.hublink.linking import NoLinker, SourceLinker
-from hublab.retrievers.methods.hublink.question import (
-    ProcessedQuestion,
-    Vocabulary,
-    frequent_labels,
-    process_question,
-)
+from hublab.retrievers.methods.hublink.question import ProcessedQuestion, Vocabulary, process_question
 from hublab.retrievers.methods.hublink.rerank import RANKINGS, OutputRanker, candidates_from_hubs
 from hublab.retrievers.methods.hublink.search import Hub, HubSearch, prune_hubs
 
@@ -415,13 +410,9 @@ class HubLinkRetriever(Retriever):
 
     def _ranking_vectors(self, q: ProcessedQuestion) -> np.ndarray:
         """The query vectors, plus (``output_label_vectors``) one per frequent graph label the question names."""
-        if not (self.output_label_vectors and self.extract_components and self.max_component_share is not None):
+        if not (self.output_label_vectors and q.frequent_labels):
             return q.vectors
-        labels = [c for c in frequent_labels(q.question, self.vocab, float(self.max_component_share))
-                  if c not in q.components]
-        if not labels:
-            return q.vectors
-        extra = np.asarray(self.resources.embedder.embed(labels), dtype=np.float32)
+        extra = np.asarray(self.resources.embedder.embed(q.frequent_labels), dtype=np.float32)
         return np.vstack([np.asarray(q.vectors, dtype=np.float32), extra])
 
     @staticmethod
