@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from hublab.errors import HubLabError
+from hublab.scores import round_score
 from hublab.vectorstore.base import HitArrays, SearchHit, VectorStore
 
 # Scores that Milvus returns as distances (smaller = closer) are negated so higher is always better.
@@ -201,7 +202,7 @@ class MilvusVectorStore(VectorStore):
             for h in hits:
                 fields = dict(h.get("entity", {}))
                 fields.pop("vector", None)
-                row.append(SearchHit(int(h["id"]), sign * float(h["distance"]), fields))
+                row.append(SearchHit(int(h["id"]), round_score(sign * float(h["distance"])), fields))
             out.append(row)
         return out
 

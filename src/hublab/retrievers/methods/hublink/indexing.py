@@ -56,7 +56,7 @@ class IndexSettings:
         version are part of it too."""
         llm_text = self.llm_path_text and not llm_free(llm)
         parts: list[Any] = [self.hub_types, self.indexing_root_entity_ids, self.max_hub_path_length, llm_text,
-                            embedder.name, embedder.dim]
+                            embedder.vectors_id, embedder.dim]
         if llm_text:
             parts.append([getattr(llm, "model", "?"), prompts.PATH_TO_TEXT_VERSION])
         blob = json.dumps(parts, sort_keys=True)
