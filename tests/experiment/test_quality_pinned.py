@@ -17,6 +17,8 @@ REPO = Path(__file__).resolve().parents[2]
 PINNED = ("hit_at_10_triples", "map_at_10_triples", "recall_at_10_triples", "mrr_at_10_triples",
           "triples_per_question")
 
+pytestmark = pytest.mark.slow  # fresh processes, MiniLM, whole runs: the full tier
+
 
 def _cli(root: Path, *args: str) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("HUBLAB_ROOT", "MLFLOW_TRACKING_URI")}

@@ -2,8 +2,8 @@
 
 Embeds a fixed text set with the project's MiniLM embedder, indexes a 4-paper subgraph of the ORKG GV3 export
 with LLM-free HubLink (the pipeline's factories, a Milvus Lite file in ``argv[1]``) and prints, as JSON, the
-sha256 of the embeddings, the raw float32 forward pass (the control: not made portable) and HubLink's ranked
-output for a few questions with both strategies."""
+sha256 of the embeddings, the raw float32 forward pass (the control: not made portable) and, unless ``argv[2]`` is
+``embed``, HubLink's ranked output for a few questions with both strategies on a 2-paper subgraph."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ TEXTS = ["Which papers use the evaluation method Case Study?", "software archite
          "In which venue has the paper been published?", "ECSA 2019", "microservices", "Technical debt"]
 
 
-def main(tmp: Path) -> dict:
+def main(tmp: Path, mode: str = "full") -> dict:
     from hublab.env import apply_offline_defaults
 
     apply_offline_defaults()
@@ -41,10 +41,15 @@ def main(tmp: Path) -> dict:
     from sentence_transformers import SentenceTransformer
 
     raw = SentenceTransformer(resolve_model_path(None), device="cpu").encode(TEXTS, convert_to_numpy=True)
+    out = {"embeddings": hashlib.sha256(np.ascontiguousarray(vecs).tobytes()).hexdigest(),
+           "raw_float32": hashlib.sha256(np.ascontiguousarray(raw).tobytes()).hexdigest(),
+           "capability": torch.backends.cpu.get_cpu_capability(), "ranked": {}}
+    if mode == "embed":
+        return out
 
     full = RdfKnowledgeGraph.load(SHARED / "data/orkg/gv3_flat_distributed.json", name="gv3_orkg")
     det = HubDetector(full, ["Paper"])
-    papers = all_hub_roots(full, det, ["R659055"])[:4]
+    papers = all_hub_roots(full, det, ["R659055"])[:2]
     triples = {t.render(): t for p in papers for hp in hub_paths(full, det, p) for t in hp.triples}
     g = RdfKnowledgeGraph.from_triples(list(triples.values()), name="gv3_probe")
     res = Resources(graph=g, root_entity_ids=["R659055"], embedder=emb, llm=build_llm({"backend": "none"}),
@@ -54,15 +59,13 @@ def main(tmp: Path) -> dict:
     r.index(progress=False)
     questions = [f"In which venue has the paper with the title '{g.entity(p).text}' been published?"
                  for p in papers[:2]] + TEXTS[:2]
-    ranked = {}
+    ranked = out["ranked"]
     for q in questions:
         for topic in (None, "R659055"):
-            out = r.retrieve(q, topic_entity_id=topic)
-            ranked[f"{topic}|{q}"] = [[c.text, c.score] for c in out.contexts]
-    return {"embeddings": hashlib.sha256(np.ascontiguousarray(vecs).tobytes()).hexdigest(),
-            "raw_float32": hashlib.sha256(np.ascontiguousarray(raw).tobytes()).hexdigest(),
-            "capability": torch.backends.cpu.get_cpu_capability(), "ranked": ranked}
+            res_q = r.retrieve(q, topic_entity_id=topic)
+            ranked[f"{topic}|{q}"] = [[c.text, c.score] for c in res_q.contexts]
+    return out
 
 
 if __name__ == "__main__":
-    print("PROBE " + json.dumps(main(Path(sys.argv[1]))))
+    print("PROBE " + json.dumps(main(Path(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else "full")))
