@@ -179,7 +179,7 @@ def check_run(pipeline: Path, graph: str, dataset: str | None, *, settings: Any,
 
         why = secret_value_problem(llm_base_url)
         if why:
-            errors.append(InputError(f"{why} (value not shown)", field="--llm-base-url"))
+            errors.append(InputError(f"{why} (value not shown)", field="--llm-base-url / $HUBLAB_LLM_BASE_URL"))
     if not errors:
         out.cfg = _catch(errors, load_pipeline, pipeline)
     _catch(errors, settings.graph_file, graph)

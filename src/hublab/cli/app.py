@@ -59,7 +59,7 @@ def use_llm_endpoint(base_url: str | None, model: str | None) -> None:
     from hublab.errors import InputError
     from hublab.redact import secret_value_problem
 
-    for opt, value in (("--llm-base-url", base_url), ("--llm-model", model)):
+    for opt, value in (("--llm-base-url / $HUBLAB_LLM_BASE_URL", base_url), ("--llm-model / $HUBLAB_LLM_MODEL", model)):
         why = secret_value_problem(value or "")
         if why:
             raise InputError(f"{why} (value not shown)", field=opt)

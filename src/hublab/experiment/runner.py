@@ -446,7 +446,8 @@ def _answer_question(pipeline, carbon, i: int, p: QAPair, k: int, *, question_ti
     metrics = _retrieval_metrics(retrieved, list(p.golden_triples), k)
     sec = secrets or []
     rec: dict[str, Any] = {
-        "key": name, "uid": p.uid, "question": p.question, "golden_answer": p.golden_answer,
+        "key": name, "uid": p.uid, "question": scrub(p.question, sec),  # a key pasted into a question, too
+        "golden_answer": scrub(p.golden_answer, sec) if isinstance(p.golden_answer, str) else p.golden_answer,
         "golden_triples": list(p.golden_triples), "topic_entity_id": p.topic_entity_id,
         "generated_answer": scrub(out.answer, sec) if out else "", "retrieved_context": retrieved,
         "reason": scrub(out.reason, sec) if out and out.reason else None,
