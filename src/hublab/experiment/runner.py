@@ -127,10 +127,10 @@ def run_experiment(
     from hublab.datasets.catalog import check_golden_ids, is_dataset_file, load_dataset
     from hublab.pipeline.validate import name_problem
 
-    for opt, value in (("--experiment", experiment), ("run name", run_name)):
-        why = name_problem(value, "experiment name" if opt == "--experiment" else opt) if value is not None else None
-        if why:
-            raise InputError(why, field=opt)
+    # the experiment names a folder (mlruns/artifacts/<experiment>); run names are labels only (never a path)
+    why = name_problem(experiment, "experiment name") if experiment is not None else None
+    if why:
+        raise InputError(why, field="--experiment")
 
     pairs = load_dataset(st, dataset)  # a built-in name, or a user's KGQA file (.csv in the thesis format, .jsonl)
     if is_dataset_file(dataset):
