@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
-import sqlite3
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -118,16 +117,14 @@ def tracking_problem(root: Path) -> str | None:
         if db.exists():
             if not db.is_file():
                 return f"MLflow store {shown}: {db} is not a file"
+            # opened for writing, not locked (another run may be writing right now); sqlite also needs to create
+            # its journal beside the file
             try:
-                con = sqlite3.connect(f"file:{db}?mode=rw", uri=True, timeout=10)
-                try:
-                    con.execute("BEGIN IMMEDIATE")
-                    con.rollback()
-                finally:
-                    con.close()
-            except sqlite3.Error as exc:
-                return f"MLflow store {shown} cannot be written ({exc})"
-            return None
+                os.close(os.open(db, os.O_RDWR))
+            except OSError as exc:
+                return f"MLflow store {shown} cannot be written ({exc.strerror or exc})"
+            why = _probe_dir(db.parent)
+            return f"MLflow store {shown} cannot be written: {why}" if why else None
         why = output_dir_problem(db.parent)
         return f"MLflow store {shown} cannot be created: {why}" if why else None
     if parsed.scheme in ("", "file"):

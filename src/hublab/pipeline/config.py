@@ -77,7 +77,7 @@ class PipelineConfig:
         """Validate everything (strict types, ranges, known names, no credentials) and report every problem at
         once (``InputErrors``), each located by file, line (when read from YAML) and field."""
         from hublab.errors import raise_all
-        from hublab.pipeline.validate import Problems, check_config
+        from hublab.pipeline.validate import Problems, check_config, check_secret_values
 
         if not isinstance(data, dict):
             raise InputError("expected a mapping at top level", file=source)
@@ -115,12 +115,9 @@ class PipelineConfig:
             if allowed is not None and set(val) - allowed:
                 problems.add(key, f"unknown keys {sorted(set(val) - allowed, key=str)}; expected {sorted(allowed)}")
             sections[key] = copy.deepcopy(val)
-        check_config({k: v for k, v in data.items() if k not in ("retriever", "search_space")} | {
-            k: v for k, v in sections.items()}, problems)
-        if not secrets:  # a secret-named key's value must not reach a "got ..." message
-            from hublab.pipeline.validate import check_secret_values
-
-            check_secret_values(retr or {}, "retriever", problems)
+        check_secret_values(data, "", problems)  # every value, search space included; never echoed
+        check_config({k: v for k, v in data.items() if k not in ("retriever", "search_space")}, problems)
+        # a secret-named retriever parameter's value must not reach pydantic's "got ..." message
         if retr is not None and params is not None and not any(p.startswith("retriever") for p in secrets):
             from hublab.retrievers.registry import validate_retriever
 
