@@ -296,7 +296,21 @@ class MilvusVectorStore(VectorStore):
         return int(res[0]["count(*)"]) if res else 0
 
     def close(self) -> None:
-        pass
+        """For a Milvus Lite file: stop this process's embedded server for it, which waits for the engine's
+        background work (segment compaction, index sidecars), so the files on disk are final (what DVC hashes).
+        Ends every use of the file in this process; a later store for it starts the server again. A server store:
+        nothing to do (the client is shared per URI)."""
+        if not self.local_file:
+            return
+        with _CLIENTS_LOCK:
+            client = _CLIENTS.pop(self.uri, None)
+        if client is not None:
+            client.close()
+        from milvus_lite import server_manager_instance
+
+        server_manager_instance.release_server(self.uri)
+        self._mirrors.clear()
+        self._loaded.clear()
 
 
 def default_uri(default_path: Path) -> str:

@@ -77,6 +77,7 @@ class HubIndex:
         self.detector = HubDetector(graph, settings.hub_types)
         self.collection = f"{collection}_{settings.fingerprint(embedder, llm)}"
         self.manifest_path = manifest_dir / f"{self.collection}.manifest.json"
+        self._builds = 0  # builds that wrote rows (the manifest's ``builds``; set by ``build``)
         self._manifest_cache: tuple[tuple[int, int, int], dict[str, list[str]]] | None = None
         self._paths: dict[str, dict[str, Any]] | None = None
         self._hub_paths_loaded: set[str] = set()
@@ -114,7 +115,8 @@ class HubIndex:
         self.manifest_path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.manifest_path.with_suffix(".tmp")
         tmp.write_text(json.dumps({"collection": self.collection, "hubs": hubs,
-                                   "unsettled": sorted(unsettled or ()), "complete": complete}))
+                                   "unsettled": sorted(unsettled or ()), "complete": complete,
+                                   "builds": self._builds}))
         tmp.replace(self.manifest_path)
 
     def build_state(self) -> str | None:
@@ -229,6 +231,11 @@ class HubIndex:
                                                           self.settings.max_hub_path_length) for r in roots}
         hubs = {r: v for r, v in old.items() if r in current and r not in unsettled}
         changed = [r for r in roots if sorted(p.hash for p in current[r]) != hubs.get(r)]
+        # The rows' generation tag: the number of builds that wrote rows, not a clock, so that a clean build gives
+        # byte-identical index files on every run and machine (a DVC output whose hash a fresh clone's quick start
+        # reproduces); a resumed or incremental build is the next number, so older rows are still told apart.
+        self._builds = int(state.get("builds", 0)) + (1 if changed else 0)
+        gen = hashlib.sha256(f"{self.collection}:{self._builds}".encode()).hexdigest()[:10]
         removed = sorted(r for r in set(old) | unsettled if r not in current)
         if removed:  # first, so that a later kill cannot lose them
             self._save_manifest(hubs, unsettled | set(removed))
@@ -236,7 +243,6 @@ class HubIndex:
             self.store.delete(self.collection, filter=f"hub_root in [{ids}]")
             unsettled -= set(removed)
             self._save_manifest(hubs, unsettled)
-        gen = hashlib.sha256(str(time.time_ns()).encode()).hexdigest()[:10]
         n_vectors = 0
         n_text_fallbacks = 0
         from rich.progress import Progress
@@ -266,7 +272,8 @@ class HubIndex:
                 unsettled -= set(batch)
                 self._save_manifest(hubs, unsettled)
                 bar.advance(task, len(batch))
-        final = {"collection": self.collection, "hubs": hubs, "unsettled": sorted(unsettled), "complete": True}
+        final = {"collection": self.collection, "hubs": hubs, "unsettled": sorted(unsettled), "complete": True,
+                 "builds": self._builds}
         if unsettled or self._read_manifest() != final:  # the one save that marks it built (skipped if it is)
             self._save_manifest(hubs, unsettled, complete=not unsettled)
         self._paths = None
