@@ -38,6 +38,9 @@ class MethodPlan:
     name: str  # pipeline name (hublink_local, bm25, ...)
     method: str  # retriever type: the tuned file's name
     factors: list[str]
+    # the base configuration as run: the output bound, and the retriever's declared default of every factor the
+    # YAML leaves out (so trial 0 is exactly the default, not a sampled value)
+    base_overrides: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -77,7 +80,8 @@ def study_name(plan: MethodPlan, dataset: str) -> str:
 def plan_methods(pipelines: list[Path], *, n_trials: int, bound: int) -> list[MethodPlan]:
     """Load and check every pipeline and its search space; raise the first problem before any trial runs."""
     from hublab.pipeline.config import load_pipeline
-    from hublab.tuning.space import applicable, check_space, set_path, space_from_pipeline
+    from hublab.retrievers.registry import get_retriever_class
+    from hublab.tuning.space import applicable, check_space, get_path, set_path, space_from_pipeline
 
     if isinstance(n_trials, bool) or not isinstance(n_trials, int) or n_trials < 1:
         raise InputError(f"the budget must be at least 1 trial (got {n_trials!r})", field="n_trials")
@@ -93,16 +97,32 @@ def plan_methods(pipelines: list[Path], *, n_trials: int, bound: int) -> list[Me
         base = set_path(cfg.to_dict(), BOUND_PATH, bound)
         space = applicable(space_from_pipeline(cfg.search_space, source=str(path)), base)
         check_space(space, base, source=str(path))
+        overrides: dict[str, Any] = {BOUND_PATH: bound}
+        declared = get_retriever_class(cfg.retriever_type).declared_params()
+        for f in space.factors:
+            key = f.path.removeprefix("retriever.params.")
+            if get_path(base, f.path, None) is None and key in declared and declared[key][1] not in (None, ...):
+                overrides[f.path] = declared[key][1]
         if cfg.retriever_type in seen:
             raise InputError(f"method {cfg.retriever_type!r} is already tuned from {seen[cfg.retriever_type]}",
                              file=str(path), field="retriever.type")
         seen[cfg.retriever_type] = path
-        plans.append(MethodPlan(Path(path), cfg.name, cfg.retriever_type, [f.path for f in space.factors]))
+        plans.append(MethodPlan(Path(path), cfg.name, cfg.retriever_type, [f.path for f in space.factors],
+                                overrides))
     return plans
 
 
-def _trial_values(result: Any) -> list[float]:
-    return [float(t["values"][0]) for t in result.trials if t["state"] == "COMPLETE" and t["values"]]
+def within_budget(result: Any, n_trials: int) -> list[dict[str, Any]]:
+    """The finished trials among the study's first ``n_trials``: a seeded TPE study is sequential, so its first N
+    trials are exactly what an N-trial study runs, and a study once run longer is still judged at the common
+    budget (the same budget for every method)."""
+    return [t for t in result.trials if t["number"] < n_trials and t["state"] == "COMPLETE" and t["values"]]
+
+
+def best_within(trials: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Highest objective (rounded, so float noise never decides); ties go to the earlier trial (trial 0 = the
+    default)."""
+    return min(trials, key=lambda t: (-round(float(t["values"][0]), 10), t["number"]), default=None)
 
 
 def _default_value(result: Any) -> float | None:
@@ -111,6 +131,26 @@ def _default_value(result: Any) -> float | None:
         if t["number"] == 0 and t["state"] == "COMPLETE" and t["values"]:
             return float(t["values"][0])
     return None
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return Path(path).resolve().relative_to(Path(root).resolve()).as_posix()
+    except ValueError:
+        return Path(path).as_posix()
+
+
+def _portable_storage(url: str | None, root: Path) -> str:
+    """The storage URL as written into a git-tracked file: the project's own sqlite file relative to the project,
+    credentials redacted."""
+    from hublab.tuning.storage import redact_url
+
+    if not url:
+        return "in-memory"
+    prefix = "sqlite:///"
+    if url.startswith(prefix):
+        return prefix + _rel(Path(url[len(prefix):]), root)
+    return redact_url(url)
 
 
 def write_tuned(plan: MethodPlan, best_params: dict[str, Any], meta: dict[str, Any], out_dir: Path) -> Path:
@@ -122,8 +162,8 @@ def write_tuned(plan: MethodPlan, best_params: dict[str, Any], meta: dict[str, A
     from hublab.tuning.space import set_path
 
     cfg = load_pipeline(plan.pipeline)
-    data = set_path(cfg.to_dict(), BOUND_PATH, meta["bound"])
-    for path, value in sorted(best_params.items()):
+    data = cfg.to_dict()
+    for path, value in sorted({**plan.base_overrides, **best_params}.items()):
         data = set_path(data, path, value)
     data["name"] = f"{cfg.name}_tuned"
     data = {"name": data.pop("name"), "description": f"{cfg.name} with parameters chosen by study "
@@ -132,7 +172,7 @@ def write_tuned(plan: MethodPlan, best_params: dict[str, Any], meta: dict[str, A
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / f"{plan.method}.yaml"
     header = (f"# Written by `hublab tune-all` on {meta['date']}: do not edit by hand, rerun the study instead.\n"
-              f"# Default: {plan.pipeline.as_posix()}; tuned factors: {', '.join(plan.factors)}.\n")
+              f"# Default: {meta['default_pipeline']}; tuned factors: {', '.join(plan.factors)}.\n")
     tmp = target.with_name(f".{target.name}.tmp")
     tmp.write_text(header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
     tmp.replace(target)
@@ -158,27 +198,28 @@ def tune_all(req: TuneAllRequest, *, settings: Settings | None = None, evaluator
             pipeline=plan.pipeline, study=name, mode="tpe", dataset=req.dataset, graph=req.graph,
             storage=req.storage, n_trials=req.n_trials, objectives=[OBJECTIVE], limit=req.limit, seed=req.seed,
             carbon=False, output_dir=reports / plan.name, progress=req.progress, fresh=req.fresh,
-            base_overrides={BOUND_PATH: req.bound}, enqueue_base=True, prune=False,
+            base_overrides=plan.base_overrides, enqueue_base=True, prune=False,
             trial_artifacts=False), settings=st,
             evaluator=evaluator)
         wall = time.perf_counter() - t0
         res = outcome.result
-        if not res.best:
+        trials = within_budget(res, req.n_trials)
+        best = best_within(trials)
+        if best is None:
             raise InputError(f"study {name}: no trial finished; see the MLflow experiment tune-{name}",
                              file=str(plan.pipeline))
-        values = _trial_values(res)
+        values = [float(t["values"][0]) for t in trials]
         default = _default_value(res)
-        best_value = float(res.best["values"][0])
+        best_value = float(best["values"][0])
         # ties keep the default: a tuned file only differs from the default when a trial scored higher
-        best_params = res.best["params"] if default is None or best_value > default else {}
-        from hublab.tuning.storage import redact_url
-
-        meta = {"study": name, "storage": redact_url(outcome.spec.storage or "in-memory"),
+        best_params = best["params"] if default is None or round(best_value, 10) > round(default, 10) else {}
+        meta = {"study": name, "storage": _portable_storage(outcome.spec.storage, st.root),
                 "sampler": f"TPE (seed {req.seed})", "n_trials": req.n_trials, "trials_finished": len(values),
                 "objective": OBJECTIVE, "dataset": req.dataset, "bound": req.bound,
-                "date": datetime.now(UTC).isoformat(timespec="seconds"), "default_pipeline": plan.pipeline.as_posix(),
+                "date": datetime.now(UTC).isoformat(timespec="seconds"),
+                "default_pipeline": _rel(plan.pipeline, st.root),
                 "default_value": None if default is None else round(default, 4),
-                "best_value": round(best_value, 4), "best_trial": int(res.best["number"]),
+                "best_value": round(best_value, 4), "best_trial": int(best["number"]),
                 "flat": len({round(v, 6) for v in values}) <= 1,
                 "mlflow_experiment": outcome.experiment, "mlflow_parent_run": outcome.parent_run_id,
                 "params": {k: v for k, v in sorted(best_params.items())}}

@@ -246,7 +246,7 @@ def optuna_param(f: Factor, base: Any) -> Param:
         if ints and f.kind != "float":
             if f.log:
                 return Param(f.path, IntDistribution(int(lo), int(hi), log=True))
-            step = int(f.step) if f.step is not None else _gcd_step([int(v) for v in nums])
+            step = int(f.step) if f.step is not None else (_gcd_step([int(v) for v in nums]) if nums else 1)
             if any((int(v) - int(lo)) % step for v in nums) or (int(hi) - int(lo)) % step:
                 step = _gcd_step([int(v) for v in [*nums, lo, hi]])
             return Param(f.path, IntDistribution(int(lo), int(hi), step=step))
