@@ -24,6 +24,8 @@ def compare_cmd(
     carbon: bool = typer.Option(True, "--carbon/--no-carbon"),
     max_output_triples: int | None = typer.Option(None, "--max-output-triples", min=1,
                                                   help="Evaluate every method at this output bound (like-for-like)."),
+    graphs: str = typer.Option("gv1,gv3_orkg", "--graphs", help="Fair comparison: graphs (each with its own "
+                               "dataset; GV1 also reports its questions outside the tuning set)."),
     llm_base_url: str | None = LLM_BASE_URL,
     llm_model: str | None = LLM_MODEL,
     as_json: bool = AS_JSON,
@@ -35,7 +37,7 @@ def compare_cmd(
     from rich.console import Console
 
     if graph is None:
-        _fair(pipelines, limit, out, max_output_triples, as_json)
+        _fair(pipelines, limit, out, max_output_triples, as_json, graphs)
         return
     dataset = dataset or graph
     from hublab.config import settings as load_settings
@@ -92,7 +94,8 @@ def summary_cmd(
     typer.echo(markdown_table(rows) if rows else "no evaluation results yet: run `dvc repro evaluate`")
 
 
-def _fair(pipelines: list[Path] | None, limit: int | None, out: Path | None, bound: int | None, as_json: bool) -> None:
+def _fair(pipelines: list[Path] | None, limit: int | None, out: Path | None, bound: int | None, as_json: bool,
+          graphs: str) -> None:
     from rich.console import Console
 
     from hublab.config import settings as load_settings
@@ -100,7 +103,11 @@ def _fair(pipelines: list[Path] | None, limit: int | None, out: Path | None, bou
 
     st = load_settings()
     bound = bound or BOUND
-    rows = run_comparison(st, entries(st.root, list(pipelines) if pipelines else None), bound=bound, limit=limit)
+    chosen = tuple((g.strip(), g.strip()) for g in graphs.split(",") if g.strip())
+    if not chosen:
+        raise typer.BadParameter("name at least one graph", param_hint="--graphs")
+    rows = run_comparison(st, entries(st.root, list(pipelines) if pipelines else None), graphs=chosen, bound=bound,
+                          limit=limit)
     written = write_all(st, rows, out or (st.root / "reports" / "summary"), bound=bound)
     if as_json:
         import json
