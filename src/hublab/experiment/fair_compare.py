@@ -27,6 +27,7 @@ from hublab.pipeline.config import PipelineConfig, load_pipeline
 
 GRAPHS = (("gv1", "gv1"), ("gv3_orkg", "gv3_orkg"))  # (graph, dataset)
 TUNING_SET = "reduced_gv1"
+TUNING_N = 44  # questions in the tuning set (GV1 also holds one of them twice; neither copy counts as held out)
 BOUND = 20
 CI_METRICS = (names.HITS_AT_10, names.MAP_AT_10)
 TEST_METRIC = names.MAP_AT_10
@@ -70,14 +71,21 @@ def entries(root: Path, pipelines: list[Path] | None = None, tuned_dir: Path | N
     from hublab.experiment.compare import default_pipelines
 
     tuned_dir = tuned_dir or root / "pipelines" / "tuned"
+
+    def shown(path: Path) -> Path:  # project-relative in every table (no machine-specific paths in git)
+        try:
+            return Path(path).resolve().relative_to(Path(root).resolve())
+        except ValueError:
+            return Path(path)
+
     out: list[Entry] = []
     for path in pipelines or default_pipelines(root):
         cfg = load_pipeline(path)
-        out.append(Entry(cfg.retriever_type, "default", Path(path), cfg))
+        out.append(Entry(cfg.retriever_type, "default", shown(path), cfg))
         tuned = tuned_dir / f"{cfg.retriever_type}.yaml"
         if tuned.exists():
             tcfg = load_pipeline(tuned)
-            out.append(Entry(cfg.retriever_type, "tuned", tuned, tcfg, str(tcfg.tuned.get("study", ""))))
+            out.append(Entry(cfg.retriever_type, "tuned", shown(tuned), tcfg, str(tcfg.tuned.get("study", ""))))
     return out
 
 
@@ -126,6 +134,7 @@ def add_statistics(rows: list[Row]) -> None:
     every other row's paired p-value against it. Rows of one group must be on the same questions in one order."""
     for r in rows:
         r.ci = {m: bootstrap_ci(r.per_question[m]) for m in CI_METRICS}
+        r.best, r.p_value = False, None  # rows gathered from several calls are judged again, together
     groups: dict[tuple[str, str], list[Row]] = {}
     for r in rows:
         groups.setdefault((r.graph, r.subset), []).append(r)
@@ -212,7 +221,7 @@ def markdown(rows: list[Row], *, bound: int = BOUND) -> str:
     """One table per graph and question set, best MAP@10 first; ≈ marks a row whose MAP@10 is not significantly
     different from the best row's (p >= 0.05)."""
     lines = [f"Every LLM-free method at most {bound} triples per question, with its default parameters and with the "
-             f"parameters `hublab tune-all` chose on the {_tuning_n(rows)} tuning questions "
+             f"parameters `hublab tune-all` chose on the {TUNING_N} tuning questions "
              f"(`{TUNING_SET}`, the same TPE budget for every method). [a, b]: 95% bootstrap interval over questions "
              f"(10,000 resamples, seed 0). p: {TEST_NAME} of the row's per-question MAP@10 against the best row of "
              f"the table. **best** = highest MAP@10; ≈ = not significantly different from the best at {ALPHA}.", ""]
@@ -235,15 +244,6 @@ def markdown(rows: list[Row], *, bound: int = BOUND) -> str:
                          f"{r.metrics[names.TRIPLES_PER_QUESTION]:.1f} | {mark} | {thesis} |")
         lines.append("")
     return "\n".join(lines)
-
-
-def _tuning_n(rows: list[Row]) -> int:
-    """The GV1 questions not held out (the tuning set, plus a duplicate of one of its questions)."""
-    by = {(r.method, r.config, r.subset): r.n_questions for r in rows if r.graph == "gv1"}
-    for (method, config, subset), n in by.items():
-        if subset == "all" and (method, config, "held_out") in by:
-            return n - by[(method, config, "held_out")]
-    return 44
 
 
 def chart(rows: list[Row], out_dir: Path, *, bound: int = BOUND) -> list[Path]:
