@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import sys
+from typing import TextIO
 
 from hublab.env import apply_offline_defaults
 
@@ -24,5 +25,13 @@ def main() -> None:
     try:
         app()
     except HubLabError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        report(exc)
         raise SystemExit(2) from exc
+
+
+def report(exc: HubLabError, file: TextIO | None = None) -> None:
+    """One ``error:`` line per problem, credentials masked (an error may quote a value the user typed)."""
+    from hublab.redact import redact
+
+    for line in str(exc).splitlines() or [type(exc).__name__]:
+        print(f"error: {redact(line)}", file=file or sys.stderr)

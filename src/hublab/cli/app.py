@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import typer
+from typer.core import TyperCommand
 
 app = typer.Typer(
     name="hublab",
@@ -26,8 +28,41 @@ LLM_MODEL = typer.Option(None, "--llm-model", envvar="HUBLAB_LLM_MODEL", help="M
 AS_JSON = typer.Option(False, "--json", help="Print the result as JSON.")
 
 
+class StrictCommand(TyperCommand):
+    """A command that refuses an option given twice (``--limit 2 --limit 3``, ``--resume --no-resume``): click
+    would silently keep the last one."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        from hublab.errors import InputError, raise_all
+
+        owner: dict[str, str] = {}
+        for p in self.params:  # typer vendors click: recognised by kind, not by class
+            if getattr(p, "param_type_name", "") == "option" and not getattr(p, "multiple", False) \
+                    and not getattr(p, "count", False):
+                for opt in (*p.opts, *p.secondary_opts):
+                    owner[opt] = p.name or opt
+        seen: dict[str, list[str]] = {}
+        for tok in args:
+            if tok == "--":
+                break
+            opt = tok.split("=", 1)[0]
+            if opt in owner:
+                seen.setdefault(owner[opt], []).append(opt)
+        raise_all([InputError(f"option given {len(opts)} times ({', '.join(opts)}): give it once", field=opts[0])
+                   for opts in seen.values() if len(opts) > 1])
+        return super().parse_args(ctx, args)
+
+
 def use_llm_endpoint(base_url: str | None, model: str | None) -> None:
-    """Hand the override to the LLM factory (docs/models.md), which applies it to every openai-backend LLM."""
+    """Hand the override to the LLM factory (docs/models.md), which applies it to every openai-backend LLM.
+    A URL carrying credentials is refused (it would be logged as a parameter)."""
+    from hublab.errors import InputError
+    from hublab.redact import secret_value_problem
+
+    for opt, value in (("--llm-base-url / $HUBLAB_LLM_BASE_URL", base_url), ("--llm-model / $HUBLAB_LLM_MODEL", model)):
+        why = secret_value_problem(value or "")
+        if why:
+            raise InputError(f"{why} (value not shown)", field=opt)
     if base_url:
         os.environ["HUBLAB_LLM_BASE_URL"] = base_url
     if model:

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import typer
 
-from hublab.cli.app import AS_JSON, LLM_BASE_URL, LLM_MODEL, app, use_llm_endpoint
+from hublab.cli.app import AS_JSON, LLM_BASE_URL, LLM_MODEL, StrictCommand, app, use_llm_endpoint
+from hublab.errors import HubLabError
 
 
-@app.command("run")
+@app.command("run", cls=StrictCommand)
 def run_cmd(
     pipeline: Path = typer.Argument(..., help="Pipeline YAML (pipelines/*.yaml)."),
     graph: str = typer.Option(..., "--graph", help="gv1..gv4 or gv3_orkg."),
@@ -32,11 +33,15 @@ def run_cmd(
     from rich.console import Console
     from rich.table import Table
 
+    from hublab.config import settings
     from hublab.experiment.runner import KEY_METRICS, run_experiment
-    from hublab.pipeline.config import load_pipeline
+    from hublab.preflight import check_run, print_warnings
 
     use_llm_endpoint(llm_base_url, llm_model)
-    cfg = load_pipeline(pipeline)
+    checked = check_run(pipeline, graph, dataset, settings=settings(), experiment=experiment, output=output,
+                        report_dir=report_dir, llm_base_url=llm_base_url)
+    print_warnings(checked.warnings)
+    cfg = checked.cfg
     s = run_experiment(cfg, graph, dataset, limit=limit, experiment=experiment, resume=resume, track_carbon=carbon,
                        progress=not as_json, trace=trace)
     if as_json:
@@ -55,21 +60,26 @@ def run_cmd(
     con.print(t)
     for m, why in s.skipped_metrics.items():
         con.print(f"[yellow]skipped[/yellow] {m}: {why}")
-    if output:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(json.dumps(s.metrics, indent=1, sort_keys=True))
-    if report_dir:
-        from hublab.experiment.dvc_report import write_eval_report
+    try:
+        if output:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            output.write_text(json.dumps(s.metrics, indent=1, sort_keys=True))
+        if report_dir:
+            from hublab.experiment.dvc_report import write_eval_report
 
-        written = write_eval_report(s, report_dir)
-        if written != report_dir:
-            con.print(f"[yellow]partial run ({s.scope}):[/yellow] report written to {written}, not {report_dir}")
+            written = write_eval_report(s, report_dir)
+            if written != report_dir:
+                con.print(f"[yellow]partial run ({s.scope}):[/yellow] report written to {written}, not {report_dir}")
+    except OSError as exc:  # checked before the run; the disk can still fill up or vanish since
+        raise HubLabError(f"the run finished (MLflow run {s.run_id}, results kept in {s.output_dir}) but writing "
+                          f"{exc.filename or output or report_dir} failed: {exc.strerror or exc}; rerun the same "
+                          "command to write it again (nothing is recomputed)") from None
     if s.failed:
         con.print(f"[red]run FAILED[/red]: {s.failure_reason}")
         raise typer.Exit(s.exit_code)
 
 
-@app.command("index")
+@app.command("index", cls=StrictCommand)
 def index_cmd(
     pipeline: Path = typer.Option(..., "--pipeline", help="Pipeline YAML."),
     graph: str = typer.Option(..., "--graph", help="Graph name."),
@@ -78,18 +88,25 @@ def index_cmd(
     llm_model: str | None = LLM_MODEL,
 ) -> None:
     """Build or incrementally update the retriever's index for a graph."""
-    from hublab.pipeline.config import load_pipeline
+    from hublab.config import settings
     from hublab.pipeline.pipeline import build_index
+    from hublab.preflight import check_run, print_warnings
 
     use_llm_endpoint(llm_base_url, llm_model)
-    stats = build_index(load_pipeline(pipeline), graph)
+    checked = check_run(pipeline, graph, None, settings=settings(), stats_out=stats_out, llm_base_url=llm_base_url,
+                        tracking=False)
+    print_warnings(checked.warnings)
+    stats = build_index(checked.cfg, graph)
     typer.echo(json.dumps(stats, indent=1, default=str))
     if stats_out:
-        stats_out.parent.mkdir(parents=True, exist_ok=True)
-        stats_out.write_text(json.dumps(stats, indent=1, default=str))
+        try:
+            stats_out.parent.mkdir(parents=True, exist_ok=True)
+            stats_out.write_text(json.dumps(stats, indent=1, default=str))
+        except OSError as exc:
+            raise HubLabError(f"the index is built but writing {stats_out} failed: {exc.strerror or exc}") from None
 
 
-@app.command("ask")
+@app.command("ask", cls=StrictCommand)
 def ask_cmd(
     question: str = typer.Argument(..., help="The question."),
     pipeline: Path = typer.Option(..., "--pipeline", help="Pipeline YAML."),
@@ -103,12 +120,15 @@ def ask_cmd(
     """Answer one question; print the answer and the supporting triples with their source papers."""
     from rich.console import Console
 
-    from hublab.pipeline.config import load_pipeline
+    from hublab.config import settings
     from hublab.pipeline.pipeline import build_pipeline
+    from hublab.preflight import check_run, print_warnings
 
     use_llm_endpoint(llm_base_url, llm_model)
-    cfg = load_pipeline(pipeline)
-    pipe = build_pipeline(cfg, graph)
+    checked = check_run(pipeline, graph, None, settings=settings(), llm_base_url=llm_base_url, tracking=False)
+    print_warnings(checked.warnings)
+    pipe = build_pipeline(checked.cfg, graph)
+    pipe.retriever.ensure_ready()
     graph_obj = pipe.retriever.resources.graph
     topic_value = graph_obj.label(topic_entity) if topic_entity else None
     out = pipe.run(question, topic_entity, topic_value)

@@ -45,8 +45,13 @@ def tune_cmd(
     """Run, resume or join a parameter study; print the thesis-shaped OFAT table or the Pareto front."""
     from rich.console import Console
 
+    from hublab.errors import raise_all
+    from hublab.preflight import check_names
     from hublab.tuning.orchestrate import TuneRequest, run_tune
 
+    problems: list = []
+    check_names(problems, study=study)  # the study names an MLflow experiment (a folder) and lock files
+    raise_all(problems)
     outcome = run_tune(TuneRequest(
         pipeline=pipeline, study=study, mode=mode, dataset=dataset, graph=graph, storage=storage, n_trials=n_trials,
         objectives=[o.strip() for o in objectives.split(",") if o.strip()], thesis_params=thesis_params,

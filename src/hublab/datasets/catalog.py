@@ -15,16 +15,24 @@ from hublab.graph.model import TripleParseError, parse_triple_string
 
 
 def is_dataset_file(name: str) -> bool:
-    return name.endswith((".csv", ".jsonl")) or "/" in name or Path(name).exists()
+    return name.lower().endswith((".csv", ".jsonl")) or "/" in name or Path(name).exists()
 
 
 def load_dataset(st: Settings, name: str) -> list[QAPair]:
-    """A built-in dataset by name, or a KGQA file by path (CSV in the thesis's columns, or JSONL)."""
+    """A built-in dataset by name, or a KGQA file by path (CSV in the thesis's columns, or JSONL; the suffix is
+    matched case-insensitively: ``upper.CSV`` is a CSV)."""
     if is_dataset_file(name):
         path = Path(name)
         if not path.exists():
             raise InputError("dataset file not found", file=str(path), field="--dataset")
-        return load_kgqa_csv(path) if path.suffix == ".csv" else read_jsonl(path)
+        if path.is_dir():
+            raise InputError("expected a KGQA .csv or .jsonl file, got a directory", file=str(path),
+                             field="--dataset")
+        suffix = path.suffix.lower()
+        if suffix not in (".csv", ".jsonl"):
+            raise InputError(f"unknown dataset file type {path.suffix!r}; expected .csv (thesis columns) or .jsonl",
+                             file=str(path), field="--dataset")
+        return load_kgqa_csv(path) if suffix == ".csv" else read_jsonl(path)
     valid = st.dataset_names()
     if name not in valid:
         raise InputError(f"unknown dataset {name!r}; valid: {', '.join(valid)} or a path to a .csv/.jsonl file",
@@ -53,3 +61,12 @@ def check_golden_ids(pairs: list[QAPair], graph: KnowledgeGraph, *, dataset: str
         raise InputError(f"dataset {dataset!r}: only {share:.0%} of its golden triple ids exist in graph "
                          f"{graph_name!r}: golden triple ids would not match (wrong --graph?)", field="--graph")
     return share
+
+
+def duplicate_uids(pairs: list[QAPair]) -> dict[str, list[int]]:
+    """uid -> the 1-based rows it appears in, for every uid given more than once (its answers would be counted
+    twice, and a resumed run keys finished questions by row and uid)."""
+    rows: dict[str, list[int]] = {}
+    for i, p in enumerate(pairs, start=1):
+        rows.setdefault(p.uid, []).append(getattr(p, "row", None) or i)
+    return {u: r for u, r in rows.items() if len(r) > 1}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import csv
+import io
 from pathlib import Path
 from typing import Any
 
@@ -114,40 +115,59 @@ def parse_row(rec: dict[str, str], *, file: str, row: int) -> QAPair:
     return QAPair(**kw)
 
 
+def _undecodable(value: str) -> str | None:
+    """The first byte that was not UTF-8 (decoded with ``surrogateescape``), as ``0xNN``; None if all decoded."""
+    for ch in value:
+        if 0xDC80 <= ord(ch) <= 0xDCFF:
+            return f"0x{ord(ch) - 0xDC00:02x}"
+    return None
+
+
 def load_kgqa_csv(path: str | Path) -> list[QAPair]:
-    """Read a thesis KGQA CSV into :class:`QAPair` objects (``row`` = 1-based data row)."""
+    """Read a thesis KGQA CSV into :class:`QAPair` objects (``row`` = 1-based data row). A UTF-8 byte-order mark
+    (Excel's "CSV UTF-8") is accepted; a byte that is not UTF-8 is reported with the data row and column it is in
+    (the file is decoded whole, so the row is the real one, not the row of a read block)."""
     path = Path(path)
     file = str(path)
     try:
-        fh = path.open(encoding="utf-8", newline="")
+        raw = path.read_bytes()
     except FileNotFoundError as exc:
         raise InputError("file not found", file=file) from exc
-    with fh:
-        reader = csv.DictReader(fh, strict=True)
-        try:
-            header = reader.fieldnames or []
-        except UnicodeDecodeError as exc:
-            raise InputError(f"not UTF-8 text ({exc.reason})", file=file, row=0) from None
-        missing = [c for c in REQUIRED if c not in header]
-        if missing:
-            raise InputError(f"missing column(s) {missing}", file=file, row=0, field=missing[0])
-        unknown = [c for c in header if c not in COLUMNS]
-        if unknown:
-            raise InputError(f"unknown column(s) {unknown}", file=file, row=0, field=unknown[0])
-        pairs = []
-        try:
-            for i, rec in enumerate(reader, start=1):
-                if None in rec:
-                    msg = f"{len(header) + len(rec[None])} fields, header has {len(header)}"
-                    raise InputError(msg, file=file, row=i)
-                if any(v is None for v in rec.values()):
-                    raise InputError(f"fewer fields than the {len(header)} header columns", file=file, row=i)
-                pairs.append(parse_row(rec, file=file, row=i))
-        except csv.Error as exc:
-            raise InputError(f"malformed CSV: {exc}", file=file, row=len(pairs) + 1) from exc
-        except UnicodeDecodeError as exc:
-            raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start} of the block read)", file=file,
-                             row=len(pairs) + 1) from None
+    except IsADirectoryError:
+        raise InputError("expected a KGQA .csv/.jsonl file, got a directory", file=file, field="--dataset") from None
+    except PermissionError:
+        raise InputError("file is not readable (permission denied)", file=file) from None
+    text = raw.decode("utf-8-sig", errors="surrogateescape")
+    reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
+    try:
+        header = reader.fieldnames or []
+    except csv.Error as exc:
+        raise InputError(f"malformed CSV: {exc}", file=file, row=0) from exc
+    for col in header:
+        bad = _undecodable(col)
+        if bad:
+            raise InputError(f"not UTF-8 text (byte {bad})", file=file, row=0)
+    missing = [c for c in REQUIRED if c not in header]
+    if missing:
+        raise InputError(f"missing column(s) {missing}", file=file, row=0, field=missing[0])
+    unknown = [c for c in header if c not in COLUMNS]
+    if unknown:
+        raise InputError(f"unknown column(s) {unknown}", file=file, row=0, field=unknown[0])
+    pairs = []
+    try:
+        for i, rec in enumerate(reader, start=1):
+            if None in rec:
+                msg = f"{len(header) + len(rec[None])} fields, header has {len(header)}"
+                raise InputError(msg, file=file, row=i)
+            if any(v is None for v in rec.values()):
+                raise InputError(f"fewer fields than the {len(header)} header columns", file=file, row=i)
+            for col, v in rec.items():
+                bad = _undecodable(v)
+                if bad:
+                    raise InputError(f"not UTF-8 text (byte {bad})", file=file, row=i, field=col)
+            pairs.append(parse_row(rec, file=file, row=i))
+    except csv.Error as exc:
+        raise InputError(f"malformed CSV: {exc}", file=file, row=len(pairs) + 1) from exc
     if not pairs:
         raise InputError("no data rows", file=file)
     return pairs

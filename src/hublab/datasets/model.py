@@ -66,7 +66,7 @@ def read_jsonl(path: str | Path) -> list[QAPair]:
     with path.open("rb") as fh:
         for i, raw in enumerate(fh, start=1):
             try:
-                line = raw.decode("utf-8")
+                line = raw.decode("utf-8-sig" if i == 1 else "utf-8")  # a BOM is not JSON
             except UnicodeDecodeError as exc:
                 raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=str(path), row=i) from None
             if not line.strip():

@@ -18,7 +18,8 @@ class CachedEmbedder(Embedder):
         self.inner = inner
         self.name = inner.name
         self.dim = inner.dim
-        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in inner.name)
+        self._vectors_id = inner.vectors_id
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in self._vectors_id)
         path = Path(cache_dir) / "embeddings" / f"{safe}-{inner.dim}.sqlite"
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(str(path), check_same_thread=False, timeout=60)
@@ -31,8 +32,12 @@ class CachedEmbedder(Embedder):
         self._mem: dict[str, np.ndarray] = {}
         self.mem_entries = 20000
 
+    @property
+    def vectors_id(self) -> str:
+        return self._vectors_id
+
     def _key(self, text: str) -> str:
-        return hashlib.sha256(f"{self.name}\x00{text}".encode()).hexdigest()
+        return hashlib.sha256(f"{self._vectors_id}\x00{text}".encode()).hexdigest()
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:

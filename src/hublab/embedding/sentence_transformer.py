@@ -106,13 +106,24 @@ class SentenceTransformerEmbedder(Embedder):
         getdim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         self.dim = int(getdim())
 
+    @property
+    def vectors_id(self) -> str:
+        """``<name>@fp64`` for the portable CPU vectors (``embed``), so caches and indices of float32-forward
+        vectors are not reused; the model's name on a GPU."""
+        return f"{self.name}@fp64" if self.device == "cpu" else self.name
+
     def _load(self):
         key = (self.path, self.device)
         with _LOCK:
             if key not in _MODELS:
                 from sentence_transformers import SentenceTransformer
 
-                _MODELS[key] = SentenceTransformer(self.path, device=self.device)
+                model = SentenceTransformer(self.path, device=self.device)
+                if self.device == "cpu":
+                    import torch
+
+                    model.to(torch.float64)  # portable vectors: see ``embed``
+                _MODELS[key] = model
             return _MODELS[key]
 
     def embed(self, texts: list[str]) -> np.ndarray:
@@ -124,6 +135,13 @@ class SentenceTransformerEmbedder(Embedder):
         differences up to 1.6e-7 between the same text in different calls (enough to reorder near-ties);
         canonical batching gives byte-identical vectors for any partners and any torch thread count, and is
         faster than padded batches (no padding work).
+
+        Portable vectors: on CPU the forward pass runs in float64 and the unit vectors are rounded to float32
+        once, at the end. The float32 forward pass differs between machines in the last bits (up to 1.3e-7 on
+        94% of components between torch's AVX2 and default kernels, and between MKL's code paths: what an
+        AVX-512 host picks); in float64 those differences are ~1e-16 and vanish in the final rounding, so the
+        same text gets the same float32 vector on any x86 or Arm CPU (``tests/embedding/test_portable.py``).
+        It costs about 2x the CPU time of a float32 pass. On a GPU the model stays float32 (not portable).
         """
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
@@ -139,8 +157,14 @@ class SentenceTransformerEmbedder(Embedder):
             for i in range(0, len(group), b):
                 chunk = group[i : i + b]
                 n = len(chunk)
-                vecs = self._model.encode(chunk + [chunk[-1]] * (b - n), batch_size=b, normalize_embeddings=True,
+                vecs = self._model.encode(chunk + [chunk[-1]] * (b - n), batch_size=b, normalize_embeddings=False,
                                           show_progress_bar=False, convert_to_numpy=True)
-                for t, v in zip(chunk, vecs[:n], strict=True):
-                    vec_of[t] = np.asarray(v, dtype=np.float32)
+                for t, v in zip(chunk, unit_float32(vecs[:n]), strict=True):
+                    vec_of[t] = v
         return np.stack([vec_of[t] for t in texts]).astype(np.float32, copy=False)
+
+
+def unit_float32(vectors) -> np.ndarray:
+    """Rows scaled to unit length in float64, then rounded to float32 once (the portable form of an embedding)."""
+    v = np.asarray(vectors, dtype=np.float64)
+    return (v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)).astype(np.float32)

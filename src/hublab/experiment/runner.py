@@ -12,6 +12,7 @@ per question and per run, and a run whose failure share exceeds ``evaluation.max
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -124,6 +125,12 @@ def run_experiment(
 ) -> RunSummary:
     st = settings or load_settings()
     from hublab.datasets.catalog import check_golden_ids, is_dataset_file, load_dataset
+    from hublab.pipeline.validate import name_problem
+
+    # the experiment names a folder (mlruns/artifacts/<experiment>); run names are labels only (never a path)
+    why = name_problem(experiment, "experiment name") if experiment is not None else None
+    if why:
+        raise InputError(why, field="--experiment")
 
     pairs = load_dataset(st, dataset)  # a built-in name, or a user's KGQA file (.csv in the thesis format, .jsonl)
     if is_dataset_file(dataset):
@@ -152,6 +159,7 @@ def run_experiment(
     run_dir = st.root / "outputs" / "runs" / ident.run_id
     ckpt = Checkpoint(run_dir)
     # 1. the lock, before anything shared is touched: a second process on this run changes nothing
+    new_dir = not run_dir.exists()
     lock = RunLock(run_dir).acquire()
     try:
         return _run_locked(cfg, graph, dataset, pairs, k, budgets, ident, ckpt, st, exp_name, chash,
@@ -159,7 +167,19 @@ def run_experiment(
                            on_question=on_question, resume=resume, progress=progress, track_carbon=track_carbon,
                            trace=trace, dataset_input=(all_pairs, dataset_file))
     finally:
+        if new_dir:  # while still holding the lock: nobody else can be using the folder
+            _remove_if_only_lock(run_dir)
         lock.release()
+
+
+def _remove_if_only_lock(run_dir: Path) -> None:
+    """A run refused before its checkpoint or MLflow run existed leaves nothing behind (not a ``.lock``-only dir)."""
+    try:
+        if [p.name for p in run_dir.iterdir()] == [".lock"]:
+            (run_dir / ".lock").unlink()
+            run_dir.rmdir()
+    except OSError:
+        pass
 
 
 def _budgets(cfg: PipelineConfig, question_timeout_s: float | None, run_timeout_s: float | None,
@@ -170,8 +190,10 @@ def _budgets(cfg: PipelineConfig, question_timeout_s: float | None, run_timeout_
         v = arg if arg is not None else ev.get(key, default)
         if v is None:
             return None
-        if isinstance(v, bool) or not isinstance(v, int | float) or v < 0:
-            raise InputError(f"expected a non-negative number, got {v!r}", field=f"evaluation.{key}")
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0 \
+                or (key == "max_failure_share" and v > 1):
+            raise InputError(f"expected a finite non-negative number{' <= 1' if key == 'max_failure_share' else ''}"
+                             f", got {v!r}", field=f"evaluation.{key}")
         return float(v)
 
     return {"question_timeout_s": pick(question_timeout_s, "question_timeout_s", None),
@@ -212,6 +234,7 @@ def _run_locked(cfg: PipelineConfig, graph: str, dataset: str, pairs: list[QAPai
         from hublab.pipeline.pipeline import build_pipeline
 
         pipeline = build_pipeline(cfg, graph, st)
+        pipeline.retriever.ensure_ready()  # a partial index is resumed (or refused) before any question runs
     if not resume:
         ckpt.reset()
     state = ckpt.state()
@@ -423,7 +446,8 @@ def _answer_question(pipeline, carbon, i: int, p: QAPair, k: int, *, question_ti
     metrics = _retrieval_metrics(retrieved, list(p.golden_triples), k)
     sec = secrets or []
     rec: dict[str, Any] = {
-        "key": name, "uid": p.uid, "question": p.question, "golden_answer": p.golden_answer,
+        "key": name, "uid": p.uid, "question": scrub(p.question, sec),  # a key pasted into a question, too
+        "golden_answer": scrub(p.golden_answer, sec) if isinstance(p.golden_answer, str) else p.golden_answer,
         "golden_triples": list(p.golden_triples), "topic_entity_id": p.topic_entity_id,
         "generated_answer": scrub(out.answer, sec) if out else "", "retrieved_context": retrieved,
         "reason": scrub(out.reason, sec) if out and out.reason else None,

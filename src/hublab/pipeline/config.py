@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -73,26 +74,36 @@ class PipelineConfig:
 
     # ---- construction ----
     @classmethod
-    def from_dict(cls, data: dict[str, Any], *, source: str = "<config>") -> PipelineConfig:
+    def from_dict(cls, data: dict[str, Any], *, source: str = "<config>",
+                  lines: dict[str, int] | None = None) -> PipelineConfig:
+        """Validate everything (strict types, ranges, known names, no credentials) and report every problem at
+        once (``InputErrors``), each located by file, line (when read from YAML) and field."""
+        from hublab.errors import raise_all
+        from hublab.pipeline.validate import Problems, check_config, check_secret_values
+
         if not isinstance(data, dict):
             raise InputError("expected a mapping at top level", file=source)
+        problems = Problems(source, lines)
         secrets = find_secret_keys(data)
-        if secrets:
-            raise InputError("secrets must not be in config files; name an environment variable instead "
-                             f"(e.g. {secrets[0].rsplit('.', 1)[-1]}_env: MY_VAR); found at {secrets}",
-                             file=source, field=secrets[0])
+        for path in secrets:
+            problems.add(path, "secrets must not be in config files; name an environment variable instead "
+                               f"(e.g. {path.rsplit('.', 1)[-1]}_env: MY_VAR)")
         unknown = set(data) - _TOP_KEYS
         if unknown:
-            raise InputError(f"unknown keys {sorted(unknown)}; expected some of {sorted(_TOP_KEYS)}", file=source)
+            problems.add(None, f"unknown keys {sorted(unknown, key=str)}; expected some of {sorted(_TOP_KEYS)}")
         retr = data.get("retriever")
+        params: Any = {}
         if not isinstance(retr, dict) or not isinstance(retr.get("type"), str):
-            raise InputError("expected {type: <retriever name>, params: {...}}", file=source, field="retriever")
-        extra = set(retr) - {"type", "params"}
-        if extra:
-            raise InputError(f"unknown keys {sorted(extra)}", file=source, field="retriever")
-        params = retr.get("params") or {}
-        if not isinstance(params, dict):
-            raise InputError("expected a mapping", file=source, field="retriever.params")
+            problems.add("retriever", "expected {type: <retriever name>, params: {...}}")
+            retr = None
+        else:
+            extra = set(retr) - {"type", "params"}
+            if extra:
+                problems.add("retriever", f"unknown keys {sorted(extra, key=str)}")
+            params = retr.get("params") or {}
+            if not isinstance(params, dict):
+                problems.add("retriever.params", "expected a mapping")
+                params = None
         sections: dict[str, dict[str, Any]] = {}
         for key in ("llm", "embedder", "vector_store", "pre_retrieval", "post_retrieval", "generation",
                     "evaluation", "search_space"):
@@ -100,22 +111,24 @@ class PipelineConfig:
             if val is None:
                 continue
             if not isinstance(val, dict):
-                raise InputError("expected a mapping", file=source, field=key)
+                problems.add(key, "expected a mapping")
+                continue
             allowed = _PIPE_KEYS.get(key) or (_EVAL_KEYS if key == "evaluation" else None)
             if allowed is not None and set(val) - allowed:
-                raise InputError(f"unknown keys {sorted(set(val) - allowed)}; expected {sorted(allowed)}",
-                                 file=source, field=key)
-            for k in val:
-                if looks_secret(str(k)):
-                    raise InputError("secrets must not be in config files; name an environment variable "
-                                     f"instead (e.g. {k}_env: MY_VAR)", file=source, field=f"{key}.{k}")
+                problems.add(key, f"unknown keys {sorted(set(val) - allowed, key=str)}; expected {sorted(allowed)}")
             sections[key] = copy.deepcopy(val)
-        from hublab.retrievers.registry import validate_retriever
+        check_secret_values(data, "", problems)  # every value, search space included; never echoed
+        check_config({k: v for k, v in data.items() if k not in ("retriever", "search_space")}, problems)
+        # a secret-named retriever parameter's value must not reach pydantic's "got ..." message
+        if retr is not None and params is not None and not any(p.startswith("retriever") for p in secrets):
+            from hublab.retrievers.registry import validate_retriever
 
-        params = validate_retriever(retr["type"], params, source=source)
-        k = (sections.get("evaluation") or {}).get("k", 10)
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise InputError(f"expected a positive integer, got {k!r}", file=source, field="evaluation.k")
+            try:
+                params = validate_retriever(retr["type"], params, source=source)
+            except InputError as exc:
+                problems.extend(getattr(exc, "errors", [exc]))
+        raise_all(problems.errors)
+        assert retr is not None and params is not None
         cfg = cls(name=str(data.get("name") or Path(source).stem), retriever_type=retr["type"],
                   retriever_params=copy.deepcopy(params), description=str(data.get("description", "")),
                   source=source)
@@ -147,6 +160,12 @@ class PipelineConfig:
         for key in ("judge_llm", "ragas_llm"):
             if self.evaluation.get(key):
                 self.evaluation[key] = env_endpoint_override(self.evaluation[key])
+        from hublab.redact import secret_value_problem
+
+        for var in ("HUBLAB_LLM_BASE_URL", "HUBLAB_LLM_MODEL", "HUBLAB_LLM_API_KEY_ENV"):
+            why = secret_value_problem(os.environ.get(var) or "")
+            if why:
+                raise InputError(f"{why} (value not shown)", field=f"{var} (--llm-base-url / --llm-model)")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -182,9 +201,11 @@ class PipelineConfig:
 
 
 def load_pipeline(path: str | Path) -> PipelineConfig:
+    from hublab.pipeline.yaml_strict import load_yaml
+
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data, lines = load_yaml(path.read_text(encoding="utf-8"), source=str(path))
     except FileNotFoundError as exc:
         raise InputError("pipeline file not found", file=str(path)) from exc
     except UnicodeDecodeError as exc:
@@ -193,7 +214,9 @@ def load_pipeline(path: str | Path) -> PipelineConfig:
         raise InputError("expected a pipeline YAML file, got a directory", file=str(path)) from None
     except yaml.YAMLError as exc:
         raise InputError(f"invalid YAML: {exc}", file=str(path)) from exc
-    return PipelineConfig.from_dict(data, source=str(path))
+    except PermissionError:
+        raise InputError("pipeline file is not readable (permission denied)", file=str(path)) from None
+    return PipelineConfig.from_dict(data, source=str(path), lines=lines)
 
 
 def flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -164,24 +164,36 @@ class Retriever(ABC):
         if unknown:
             raise InputError(f"unknown parameter for retriever {cls.name!r}; valid: {valid}", file=source,
                              field=f"retriever.params.{unknown[0]}")
+        # strict: YAML's types are taken as written (no "30" -> 30, no true -> 1, no "false" -> True)
         model = pydantic.create_model(  # type: ignore[call-overload]
             f"{cls.__name__}Params",
-            __config__=pydantic.ConfigDict(extra="forbid", arbitrary_types_allowed=True),
+            __config__=pydantic.ConfigDict(extra="forbid", arbitrary_types_allowed=True, strict=True),
             **declared,
         )
         try:
             checked = model(**params)
         except pydantic.ValidationError as exc:
-            err = exc.errors()[0]
-            key = ".".join(str(p) for p in err.get("loc", ()))
-            raise InputError(f"{err.get('msg', 'invalid value')} (got {err.get('input')!r})", file=source,
-                             field=f"retriever.params.{key}") from None
+            from hublab.errors import raise_all
+            from hublab.redact import redact
+
+            errors = []
+            for err in exc.errors():
+                key = ".".join(str(p) for p in err.get("loc", ()))
+                got = redact(repr(err.get("input")))[:120]
+                errors.append(InputError(f"{err.get('msg', 'invalid value')} (got {got})", file=source,
+                                         field=f"retriever.params.{key}"))
+            raise_all(errors)
         return {k: getattr(checked, k) for k in params}
 
     # ------------------------------------------------------------ lifecycle
     def index(self, *, progress: bool = True) -> dict[str, Any]:
         """Build or update whatever index the retriever needs; return stats. Default: nothing."""
         return {}
+
+    def ensure_ready(self) -> None:
+        """Called once before the first question: make the index usable (build or resume it) or raise a
+        :class:`HubLabError` saying why it is not. Default: nothing to prepare."""
+        return None
 
     def retrieve(
         self,

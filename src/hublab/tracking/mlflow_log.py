@@ -79,6 +79,12 @@ def setup(root: Path, experiment: str) -> str:
     """Point MLflow at the project store (or ``$MLFLOW_TRACKING_URI``); create the experiment with its
     artifacts under this checkout's ``mlruns/artifacts``; re-point locations left by a copied checkout."""
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+    from hublab.errors import InputError
+    from hublab.pipeline.validate import name_problem
+
+    why = name_problem(experiment, "experiment name")
+    if why:  # it becomes a folder under mlruns/artifacts
+        raise InputError(why, field="--experiment")
     import mlflow
 
     uri = tracking_uri(root)
@@ -133,10 +139,14 @@ def env_names_in(flat: dict[str, Any]) -> list[str]:
 
 
 def scrub(text: str, secrets: list[str] | None = None) -> str:
+    """Mask the known secret values, then anything shaped like a credential (``user:pass@`` in a URL, ``sk-…``,
+    bearer tokens: :func:`hublab.redact.redact`), whichever field it was pasted into."""
+    from hublab.redact import redact
+
     for s in secret_values() if secrets is None else secrets:
         if s in text:
             text = text.replace(s, MASK)
-    return text
+    return redact(text)
 
 
 def scrub_obj(obj: Any, secrets: list[str]) -> Any:

@@ -85,7 +85,7 @@ class MlflowTracer:
         self._warned = False
 
     def clean(self, obj: Any) -> Any:
-        return _clip(scrub_obj(obj, self.secrets)) if self.secrets else _clip(obj)
+        return _clip(scrub_obj(obj, self.secrets))  # always: credential-shaped values are masked too
 
     def _parent(self) -> Any:
         parent = self._current.get()

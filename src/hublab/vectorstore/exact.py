@@ -20,6 +20,12 @@ from typing import Any
 
 import numpy as np
 
+from hublab.scores import as64, round_scores
+
+#: Build bookkeeping, not content: left out of the tie-break key (``Mirror.tie_ranks``). ``gen`` is HubLink's
+#: index generation, ``content_hash`` a dense index's build hash.
+VOLATILE_FIELDS = frozenset({"id", "gen", "content_hash"})
+
 _CLAUSE = re.compile(r"^\s*(\w+)\s*(not in|in|==|!=)\s*(.+?)\s*$", re.S)
 
 
@@ -66,7 +72,8 @@ class Mirror:
         self.fields = [{k: v for k, v in r.items() if k != "vector"} for r in rows]
         self._columns: dict[str, np.ndarray] = {}
         self._postings: dict[str, dict[Any, np.ndarray]] = {}
-        self._normed: np.ndarray | None = None
+        self._base64: dict[str, np.ndarray] = {}
+        self._tie: np.ndarray | None = None
         self._last_query: tuple[tuple[tuple[int, ...], bytes], np.ndarray] | None = None
 
     def column(self, name: str) -> np.ndarray:
@@ -124,43 +131,61 @@ class Mirror:
                 idx = idx[~np.isin(idx, rows, assume_unique=True)]
         return idx
 
-    def normed(self) -> np.ndarray:
-        if self._normed is None:
-            self._normed = self.matrix / np.maximum(np.linalg.norm(self.matrix, axis=1, keepdims=True), 1e-12)
-        return self._normed
+    def tie_ranks(self) -> np.ndarray:
+        """Per row, its rank among all rows by content (every scalar field except the build bookkeeping in
+        ``VOLATILE_FIELDS``): the tie-break of equal scores. Why: row positions and ids depend on insertion order,
+        which an interrupted and resumed (or incremental) build changes; content does not."""
+        if self._tie is None:
+            keys = [tuple(sorted((k, repr(v)) for k, v in f.items() if k not in VOLATILE_FIELDS)) for f in self.fields]
+            ranks = np.empty(len(keys), dtype=np.int64)
+            ranks[sorted(range(len(keys)), key=keys.__getitem__)] = np.arange(len(keys))
+            self._tie = ranks
+        return self._tie
+
+    def _base(self, metric: str) -> np.ndarray:
+        """The float64 matrix scores are computed on (unit rows for COSINE), cached per metric."""
+        if metric not in self._base64:
+            m64 = self.matrix.astype(np.float64)
+            if metric == "COSINE":
+                m64 /= np.maximum(np.linalg.norm(m64, axis=1, keepdims=True), 1e-12)
+            self._base64[metric] = m64
+        return self._base64[metric]
 
     def search_arrays(self, vectors: np.ndarray, k: int, clauses, metric: str) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per query vector: (row positions, scores), best first; L2 scores are negated distances.
-        Ties are broken by row position, so results never depend on the partial sort's internals."""
-        empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))
+
+        Scores are portable (``hublab.scores``: float64, rounded to ``SCORE_DECIMALS``) and equal scores are
+        ordered by the rows' content (``tie_ranks``), so the same collection gives the same lists on every CPU and
+        whatever order its rows were inserted in; rows tied at the cut are chosen by that order too."""
+        empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
         if len(self.ids) == 0:
             return [empty for _ in range(len(vectors))]
         idx = self.positions(clauses) if clauses else None
         if idx is not None and len(idx) == 0:
             return [empty for _ in range(len(vectors))]
-        q = np.asarray(vectors, dtype=np.float32)
+        q = as64(vectors)
+        base = self._base(metric)
+        sub = base if idx is None else base[idx]
         if metric == "L2":
-            sub = self.matrix if idx is None else self.matrix[idx]
-            scores = -(((sub[None, :, :] - q[:, None, :]) ** 2).sum(-1))
+            raw = -(((sub[None, :, :] - q[:, None, :]) ** 2).sum(-1))
         else:
-            # One product per call over the selected rows only: a product over all rows and a gather would be
-            # faster for repeated query vectors, but BLAS rounds a row's score differently depending on the
-            # matrix shape (last-bit differences), which re-orders exact ties between calls.
-            base = self.normed() if metric == "COSINE" else self.matrix
-            sub = base if idx is None else base[idx]
             if metric == "COSINE":
                 q = self._normed_query(q)
-            scores = q @ sub.T
+            raw = q @ sub.T
+        scores = round_scores(raw)
+        ties = self.tie_ranks() if idx is None else self.tie_ranks()[idx]
         n = scores.shape[1]
         k = min(k, n)
-        # all query vectors at once; row by row this is the 1-D argpartition + lexsort (same results)
-        neg = -scores
-        r = np.arange(len(neg))[:, None]
-        top = np.argpartition(neg, k - 1, axis=1)[:, :k] if k < n else np.tile(np.arange(n), (len(neg), 1))
-        top = top[r, np.lexsort((top, neg[r, top]), axis=1)]
-        best = scores[r, top]
-        pos = top if idx is None else idx[top]
-        return [(pos[i], best[i]) for i in range(len(pos))]
+        out = []
+        for row in scores:
+            if k < n:  # every row scoring at least the k-th best, ties at the cut included, then the exact order
+                kth = row[np.argpartition(-row, k - 1)[k - 1]]
+                cand = np.flatnonzero(row >= kth)
+            else:
+                cand = np.arange(n)
+            top = cand[np.lexsort((ties[cand], -row[cand]))][:k]
+            out.append((top if idx is None else idx[top], row[top]))
+        return out
 
     def _normed_query(self, q: np.ndarray) -> np.ndarray:
         """Unit-length query vectors, cached for the last query (HubLab sends the same vectors many times)."""
@@ -168,7 +193,7 @@ class Mirror:
         last = self._last_query  # replaced as one tuple: threads never mix two queries
         if last is not None and last[0] == key:
             return last[1]
-        normed = q / np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
+        normed = q / np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)  # float64 in, float64 out
         self._last_query = (key, normed)
         return normed
 

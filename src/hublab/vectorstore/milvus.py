@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from hublab.errors import HubLabError
+from hublab.scores import round_score
 from hublab.vectorstore.base import HitArrays, SearchHit, VectorStore
 
 # Scores that Milvus returns as distances (smaller = closer) are negated so higher is always better.
@@ -23,16 +24,65 @@ _CLIENTS: dict[str, Any] = {}
 _CLIENTS_LOCK = threading.Lock()
 
 
+def lock_holder(lock_file: Path) -> str | None:
+    """``pid N (command line)`` of the process holding an ``flock`` on ``lock_file`` (from /proc/locks), or None."""
+    try:
+        st = lock_file.stat()
+        locks = Path("/proc/locks").read_text().splitlines()
+    except OSError:
+        return None
+    dev = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for line in locks:
+        parts = line.split()
+        if len(parts) >= 6 and parts[1] == "FLOCK" and parts[5] == dev:
+            pid = parts[4]
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+            except OSError:
+                cmd = ""
+            return f"pid {pid}" + (f" ({cmd[:200]})" if cmd else "")
+    return None
+
+
+def _check_lite_lock(uri: str) -> None:
+    """A Milvus Lite folder locked by another process: one line naming that process, instead of the Lite
+    engine's logged traceback and pymilvus's "Open local milvus failed"."""
+    import fcntl
+
+    lock_file = Path(uri) / "LOCK"
+    if not lock_file.is_file():
+        return
+    try:
+        fd = os.open(lock_file, os.O_RDWR)
+    except OSError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    except OSError:
+        holder = lock_holder(lock_file) or "another process"
+        raise HubLabError(f"the Milvus Lite index {uri} is in use by {holder}: a Lite file can be opened by one "
+                          "process at a time; wait for it to finish or stop it (or use a Milvus server: "
+                          "vector_store.uri)") from None
+    finally:
+        os.close(fd)
+
+
 def _client(uri: str, token: str | None):
     """One MilvusClient per URI per process (Milvus Lite allows one process per file anyway)."""
     with _CLIENTS_LOCK:
         if uri not in _CLIENTS:
             from pymilvus import MilvusClient
 
+            if uri.endswith(".db") and uri not in _CLIENTS:
+                _check_lite_lock(uri)
             try:
                 _CLIENTS[uri] = MilvusClient(uri=uri, token=token or "")
             except Exception as exc:  # pymilvus raises its own exception types
                 hint = ""
+                if uri.endswith(".db") and (holder := lock_holder(Path(uri) / "LOCK")):
+                    raise HubLabError(f"the Milvus Lite index {uri} is in use by {holder}: a Lite file can be "
+                                      "opened by one process at a time") from None
                 if uri.endswith(".db"):
                     hint = (" (a Milvus Lite file can be opened by one process at a time:"
                             " is another hublab process using it?)")
@@ -201,7 +251,7 @@ class MilvusVectorStore(VectorStore):
             for h in hits:
                 fields = dict(h.get("entity", {}))
                 fields.pop("vector", None)
-                row.append(SearchHit(int(h["id"]), sign * float(h["distance"]), fields))
+                row.append(SearchHit(int(h["id"]), round_score(sign * float(h["distance"])), fields))
             out.append(row)
         return out
 

@@ -15,6 +15,7 @@ import numpy as np
 from hublab.errors import InputError
 from hublab.retrievers.base import Resources
 from hublab.retrievers.components.units import Unit, content_hash
+from hublab.scores import as64, dot_scores, round_scores
 from hublab.vectorstore.base import metric_name
 
 log = logging.getLogger(__name__)
@@ -41,7 +42,7 @@ class DenseIndex:
         self.store = resources.vector_store
         self.units = units
         self.metric = metric_name(metric)
-        self.hash = content_hash((u.key for u in units), self.embedder.name, self.metric)
+        self.hash = content_hash((u.key for u in units), self.embedder.vectors_id, self.metric)
         self.collection = collection_name(prefix, resources.index_name or resources.graph.name, self.metric.lower())
         self._matrix: np.ndarray | None = None
         self._ready = False
@@ -103,9 +104,9 @@ class DenseIndex:
             idx = np.arange(len(self.units)) if subset is None else np.asarray(sorted(set(subset)))
             mat = self._matrix[idx]
             if self.metric == "L2":
-                scores = -np.linalg.norm(mat - qv[0], axis=1)
+                scores = round_scores(-np.linalg.norm(as64(mat) - as64(qv)[0], axis=1))
             else:
-                scores = mat @ qv[0]
+                scores = dot_scores(mat, qv)[:, 0]  # portable: rounded float64 (hublab.scores)
             order = np.argsort(-scores, kind="stable")[:k]
             return [(self.units[int(idx[i])], float(scores[i])) for i in order]
         flt = ""
@@ -125,4 +126,4 @@ class DenseIndex:
         if not texts:
             return np.zeros(0, dtype=np.float32)
         vecs = self._embed([query] + texts)
-        return vecs[1:] @ vecs[0]
+        return dot_scores(vecs[1:], vecs[:1])[:, 0]

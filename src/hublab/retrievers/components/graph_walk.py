@@ -18,6 +18,7 @@ from hublab.graph.base import KnowledgeGraph
 from hublab.graph.model import Knowledge, Triple
 from hublab.retrievers.base import Context
 from hublab.retrievers.components.scoring import TextScorer
+from hublab.scores import dot_scores
 
 INVERSE_SUFFIX = " (inverse)"
 
@@ -139,7 +140,7 @@ class EntityIndex:
         """For each text, the ``k`` most similar labels with their cosine similarity."""
         if not texts or not self.labels:
             return [[] for _ in texts]
-        sims = self.scorer.query(texts) @ self.matrix.T
+        sims = dot_scores(self.scorer.query(texts), self.matrix)  # portable: rounded float64 (hublab.scores)
         out: list[list[tuple[str, float]]] = []
         for row in sims:
             top = np.argsort(-row, kind="stable")[:k]

@@ -6,6 +6,7 @@ import numpy as np
 
 from hublab.embedding.base import Embedder
 from hublab.errors import InputError
+from hublab.scores import dot_scores
 
 
 def require_embedder(embedder: Embedder | None, retriever: str, why: str) -> Embedder:
@@ -39,8 +40,8 @@ class TextScorer:
         return np.asarray(self.embedder.embed(list(texts)), dtype=np.float32)
 
     def scores(self, query_vecs: np.ndarray, texts: list[str]) -> np.ndarray:
-        """Max cosine over the query vectors for each text (vectors are L2-normalised)."""
+        """Max cosine over the query vectors for each text (vectors are L2-normalised), rounded float64 so that
+        orders taken from it are the same on every CPU (``hublab.scores``)."""
         if not texts:
-            return np.zeros(0, dtype=np.float32)
-        sims = self.vectors(texts) @ query_vecs.T
-        return sims.max(axis=1)
+            return np.zeros(0, dtype=np.float64)
+        return dot_scores(self.vectors(texts), query_vecs).max(axis=1)

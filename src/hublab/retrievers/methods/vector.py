@@ -9,6 +9,7 @@ from pydantic import Field
 
 from hublab.retrievers.base import Context, Resources, RetrievalResult, Retriever
 from hublab.retrievers.components.scoring import require_embedder
+from hublab.scores import dot_scores
 
 
 class VectorRetriever(Retriever):
@@ -37,6 +38,6 @@ class VectorRetriever(Retriever):
         if not self._triples:
             return RetrievalResult(reason="empty graph")
         q = self.resources.embedder.embed([question])[0]
-        scores = self._matrix @ q
+        scores = dot_scores(self._matrix, q)[:, 0]  # portable: rounded float64 (hublab.scores)
         top = np.argsort(-scores, kind="stable")[: self.top_k]
         return RetrievalResult([Context(self._triples[i].render(), self._triples[i], float(scores[i])) for i in top])

@@ -19,6 +19,7 @@ from hublab.llm.base import LLM, llm_free
 from hublab.retrievers.components.llm_json import response_list
 from hublab.retrievers.methods.hublink import prompts
 from hublab.retrievers.methods.hublink.text import ask, triple_text
+from hublab.scores import dot_scores
 
 INSUFFICIENT = prompts.INSUFFICIENT
 
@@ -204,8 +205,8 @@ def similarity_filter(triples: list[str], parsed: dict[str, object], qvecs: np.n
     if not triples:
         return []
     texts = [triple_text(parsed[t]) if t in parsed else t for t in triples]  # type: ignore[arg-type]
-    sims = (embedder.embed(texts) @ qvecs.T).max(axis=1)
-    order = sorted(range(len(triples)), key=lambda i: -float(sims[i]))
+    sims = dot_scores(embedder.embed(texts), qvecs).max(axis=1)  # portable: rounded float64 (hublab.scores)
+    order = sorted(range(len(triples)), key=lambda i: (-float(sims[i]), triples[i]))
     kept = [i for i in order if sims[i] >= min_similarity]
     if len(kept) < min_keep:
         kept = order[:min_keep]

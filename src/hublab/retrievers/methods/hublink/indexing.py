@@ -56,7 +56,7 @@ class IndexSettings:
         version are part of it too."""
         llm_text = self.llm_path_text and not llm_free(llm)
         parts: list[Any] = [self.hub_types, self.indexing_root_entity_ids, self.max_hub_path_length, llm_text,
-                            embedder.name, embedder.dim]
+                            embedder.vectors_id, embedder.dim]
         if llm_text:
             parts.append([getattr(llm, "model", "?"), prompts.PATH_TO_TEXT_VERSION])
         blob = json.dumps(parts, sort_keys=True)
@@ -107,15 +107,35 @@ class HubIndex:
             self._manifest_cache = cached
         return cached[1]
 
-    def _save_manifest(self, hubs: dict[str, list[str]], unsettled: set[str] | None = None) -> None:
+    def _save_manifest(self, hubs: dict[str, list[str]], unsettled: set[str] | None = None, *,
+                       complete: bool = False) -> None:
+        """Atomic (write + rename). ``complete`` is true only in the save that ends a whole build, so an
+        interrupted build (even one killed between two batches, with nothing unsettled) is never taken as built."""
         self.manifest_path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.manifest_path.with_suffix(".tmp")
         tmp.write_text(json.dumps({"collection": self.collection, "hubs": hubs,
-                                   "unsettled": sorted(unsettled or ())}))
+                                   "unsettled": sorted(unsettled or ()), "complete": complete}))
         tmp.replace(self.manifest_path)
 
+    def build_state(self) -> str | None:
+        """None when the index is completely built; else why not (for the error a run without ``auto_index``
+        prints). A manifest from before the ``complete`` flag counts as built when nothing is unsettled."""
+        if not self.manifest_path.exists():
+            return f"index {self.collection} not built (no manifest {self.manifest_path})"
+        if not self.store.has_collection(self.collection):
+            return f"index {self.collection}: the manifest exists but the vector collection does not"
+        try:
+            state = self._read_manifest()
+        except (OSError, ValueError) as exc:
+            return f"index manifest {self.manifest_path} unreadable: {exc}"
+        unsettled, hubs = state.get("unsettled") or [], state.get("hubs") or {}
+        if unsettled or not state.get("complete", bool(hubs)):
+            return (f"index {self.collection} is incomplete (an interrupted build): {len(hubs)} hubs committed, "
+                    f"{len(unsettled)} unsettled")
+        return None
+
     def is_built(self) -> bool:
-        return self.manifest_path.exists() and self.store.has_collection(self.collection)
+        return self.build_state() is None
 
     # ---------------- build ----------------
     # ---------------- PATHTOTEXT ----------------
@@ -246,8 +266,9 @@ class HubIndex:
                 unsettled -= set(batch)
                 self._save_manifest(hubs, unsettled)
                 bar.advance(task, len(batch))
-        if not self.manifest_path.exists():
-            self._save_manifest(hubs, unsettled)
+        final = {"collection": self.collection, "hubs": hubs, "unsettled": sorted(unsettled), "complete": True}
+        if unsettled or self._read_manifest() != final:  # the one save that marks it built (skipped if it is)
+            self._save_manifest(hubs, unsettled, complete=not unsettled)
         self._paths = None
         secs = time.perf_counter() - t0
         return {"collection": self.collection, "hubs": len(roots), "hubs_reindexed": len(changed),

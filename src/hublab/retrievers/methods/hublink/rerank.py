@@ -36,6 +36,7 @@ from hublab.retrievers.components.fusion import rrf
 from hublab.retrievers.components.lexical_index import BM25Index
 from hublab.retrievers.components.units import Unit
 from hublab.retrievers.methods.hublink.text import triple_text
+from hublab.scores import dot_scores
 
 #: Fusion weights of the four rankings (``triple``, ``path``, ``lexical``, ``retrieval``); chosen on the
 #: reduced GV1 set (docs/hublink.md, "LLM-free output ranking"): the dense path ranking did not help there (the
@@ -96,12 +97,11 @@ class OutputRanker:
 
     def _sims(self, texts: list[str], qvecs: np.ndarray) -> np.ndarray:
         if not texts:
-            return np.zeros(0, dtype=np.float32)
+            return np.zeros(0, dtype=np.float64)
         uniq = list(dict.fromkeys(texts))
-        vecs = np.asarray(self.embedder.embed(uniq), dtype=np.float32)
-        best = (vecs @ np.asarray(qvecs, dtype=np.float32).T).max(axis=1)
+        best = dot_scores(self.embedder.embed(uniq), qvecs).max(axis=1)  # portable: rounded float64 (hublab.scores)
         by_text = dict(zip(uniq, best.tolist(), strict=True))
-        return np.asarray([by_text[t] for t in texts], dtype=np.float32)
+        return np.asarray([by_text[t] for t in texts], dtype=np.float64)
 
     def _cue_factor(self, c: Candidate, cues: QuestionCues) -> float:
         t = c.parsed

@@ -15,7 +15,7 @@ import numpy as np
 from pydantic import Field
 
 from hublab import observability
-from hublab.errors import InputError
+from hublab.errors import HubLabError, InputError
 from hublab.graph.base import PAPER_TYPE
 from hublab.graph.model import Knowledge, Triple, TripleParseError, parse_triple_string
 from hublab.llm.base import llm_free
@@ -179,11 +179,21 @@ class HubLinkRetriever(Retriever):
     def index(self, *, progress: bool = True) -> dict[str, Any]:
         return self.hub_index.build(progress=progress)
 
+    def ensure_ready(self) -> None:
+        """Before the first question: an unbuilt or partly built index (an interrupted build) is built or resumed
+        (``auto_index``), or refused, never searched: a partial index gives silently empty results."""
+        problem = self.hub_index.build_state()
+        if problem is None:
+            return
+        if not self.auto_index:
+            raise HubLabError(f"{problem}: run `hublab index` first (or set auto_index: true)")
+        self.index(progress=False)
+        problem = self.hub_index.build_state()
+        if problem is not None:
+            raise HubLabError(f"{problem} after a rebuild")
+
     def _ready(self) -> str | None:
-        if not self.hub_index.is_built():
-            if not self.auto_index:
-                return "index not built: run `hublab index` first"
-            self.index(progress=False)
+        self.ensure_ready()  # raises: an unusable index is an error for the question, not an empty answer
         return None
 
     @property

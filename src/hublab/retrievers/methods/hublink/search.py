@@ -10,6 +10,7 @@ import json
 import math
 from dataclasses import dataclass, field
 
+from hublab.scores import round_score
 from hublab.vectorstore.base import HitArrays, VectorStore
 
 MAX_LIMIT = 16384
@@ -196,7 +197,7 @@ class HubSearch:
                 seen = counts.get(h.subject, 0)
                 counts[h.subject] = seen + 1
                 if seen:  # PathHits are never mutated: an unpenalised hit is passed on as it is
-                    h = _with(h, score=h.score - self.penalty * seen)
+                    h = _with(h, score=round_score(h.score - self.penalty * seen))
                     changed = True
             adjusted.append(h)
         return sorted(adjusted, key=_rank_key) if changed else adjusted
@@ -219,6 +220,6 @@ def hub_score(scores: list[float], alpha: float) -> float:
 
 
 def prune_hubs(hubs: dict[str, Hub], alpha: float, keep: int) -> list[Hub]:
-    for h in hubs.values():
-        h.score = hub_score([p.score for p in h.paths.values()], alpha)
+    for h in hubs.values():  # rounded: libm's exp may differ in the last bit between C libraries
+        h.score = round_score(hub_score([p.score for p in h.paths.values()], alpha))
     return sorted(hubs.values(), key=lambda h: (-h.score, h.root))[:keep]

@@ -1,0 +1,388 @@
+"""Hostile and careless input (issue #20): every case is refused before any work — one ``error:`` line per
+problem naming file, line/row and field, exit 2, no traceback, nothing left behind (no run folder, no MLflow
+store) — and a credential typed or pasted anywhere never reaches the console, MLflow or an artifact.
+
+Runs the real CLI in-process (``typer.testing.CliRunner``; a ``HubLabError`` is printed by the same
+``hublab.cli.report`` the console script uses) on a 10-paper, 10-question project. docs/reliability.md lists
+the cases."""
+
+from __future__ import annotations
+
+import fcntl
+import io
+import os
+import shutil
+import socket
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from reliability import killing as K
+
+SECRET = "sk-proj-PLANTED0secret0value0123456789"
+URL_PASS = "PLANTEDurlpass99"
+CRED_URL = f"http://admin:{URL_PASS}@127.0.0.1:9/v1"
+BEARER = "Bearer PLANTEDbearer0token0abcdef"
+FORBIDDEN = (SECRET, URL_PASS, "PLANTEDbearer0token0abcdef")
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory, shared: Path, gv3_orkg_graph) -> Path:
+    root = K.build_project(tmp_path_factory.mktemp("hostile") / "base", shared, gv3_orkg_graph)
+    (root / "pipelines" / "bm25.yaml").write_text((K.REPO / "pipelines" / "bm25.yaml").read_text())
+    return root
+
+
+@pytest.fixture()
+def project(base: Path, tmp_path: Path, monkeypatch) -> Path:
+    from hublab.config import _load_params
+
+    root = tmp_path / "proj"
+    shutil.copytree(base, root)
+    monkeypatch.setenv("HUBLAB_ROOT", str(root))
+    monkeypatch.chdir(root)
+    _load_params.cache_clear()
+    return root
+
+
+def invoke(args: list[str], env: dict[str, str] | None = None) -> tuple[int, str]:
+    """``hublab ARGS`` in-process: (exit code, stdout + stderr) as the console script would give them."""
+    from typer.testing import CliRunner
+
+    from hublab.cli import app, report
+    from hublab.errors import HubLabError
+
+    res = CliRunner().invoke(app, args, env=env)
+    out, code = res.output, res.exit_code
+    if isinstance(res.exception, HubLabError):
+        buf = io.StringIO()
+        report(res.exception, buf)
+        out, code = out + buf.getvalue(), 2
+    elif res.exception is not None and not isinstance(res.exception, SystemExit):
+        raise res.exception
+    return code, out
+
+
+def _yaml(p: Path, text: str) -> str:
+    (p / "bad.yaml").write_text(text)
+    return "bad.yaml"
+
+
+def _run(pipeline: str, *extra: str) -> list[str]:
+    return ["run", pipeline, "--graph", "gv3_orkg", "--dataset", "gv3_orkg", "--no-carbon", *extra]
+
+
+def _csv_rows(shared: Path, n: int = 3) -> list[str]:
+    lines = (shared / "data/kgqa/flat_distributed.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+    return lines[: n + 1]  # header + n rows (no quoted newlines in the first rows of this file)
+
+
+def _bad_byte_csv(p: Path) -> str:
+    from conftest import SHARED
+
+    rows = _csv_rows(SHARED)
+    rows[2] = rows[2].replace("Which", "Wh\udcffich", 1) if "Which" in rows[2] else rows[2].replace(",", ",\udcff", 2)
+    (p / "rows.csv").write_bytes("".join(rows).encode("utf-8", "surrogateescape"))
+    return "rows.csv"
+
+
+def _closed_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+BM25 = "pipelines/bm25.yaml"
+OK_HEAD = "retriever: {type: bm25}\n"
+
+# (case id, setup(project) -> (argv, env), substrings the output must contain)
+Case = tuple[str, Callable[[Path], tuple[list[str], dict[str, str] | None]], list[str]]
+CASES: list[Case] = [
+    # pipeline YAML: strict types, finite numbers in range, known names, duplicate keys, unknown keys
+    ("yaml: enabled is the string 'false'",
+     lambda p: (_run(_yaml(p, OK_HEAD + 'generation: {enabled: "false"}\n')), None),
+     ["bad.yaml", "line 2", "generation.enabled", "not a boolean"]),
+    ("yaml: n_results: true", lambda p: (_run(_yaml(p, "retriever: {type: bm25, params: {n_results: true}}\n")),
+                                         None), ["bad.yaml", "line 1", "retriever.params.n_results"]),
+    ("yaml: n_results: '30'", lambda p: (_run(_yaml(p, 'retriever: {type: bm25, params: {n_results: "30"}}\n')),
+                                         None), ["retriever.params.n_results", "'30'"]),
+    ("yaml: max_failure_share .nan", lambda p: (_run(_yaml(p, OK_HEAD + "evaluation: {max_failure_share: .nan}\n")),
+                                                None), ["line 2", "evaluation.max_failure_share", "finite"]),
+    ("yaml: max_failure_share 5", lambda p: (_run(_yaml(p, OK_HEAD + "evaluation: {max_failure_share: 5}\n")), None),
+     ["evaluation.max_failure_share", "[0, 1]"]),
+    ("yaml: run_timeout_s .nan", lambda p: (_run(_yaml(p, OK_HEAD + "evaluation: {run_timeout_s: .nan}\n")), None),
+     ["evaluation.run_timeout_s", "finite"]),
+    ("yaml: embedder.batch_size -3", lambda p: (_run(_yaml(p, OK_HEAD + "embedder: {batch_size: -3}\n")), None),
+     ["embedder.batch_size", "got -3"]),
+    ("yaml: metric typo rogue", lambda p: (_run(_yaml(p, OK_HEAD + "evaluation: {generation_metrics: [rogue]}\n")),
+                                           None), ["evaluation.generation_metrics", "rogue", "known:"]),
+    ("yaml: duplicate key", lambda p: (_run(_yaml(p, OK_HEAD + "name: a\nname: b\n")), None),
+     ["bad.yaml", "line 3", "'name'", "given twice"]),
+    ("yaml: unknown llm key", lambda p: (_run(_yaml(p, OK_HEAD + "llm: {backend: none, tempreature: 0}\n")), None),
+     ["llm.tempreature", "unknown key"]),
+    ("yaml: unknown embedder key", lambda p: (_run(_yaml(p, OK_HEAD + "embedder: {colour: red}\n")), None),
+     ["embedder.colour", "unknown key"]),
+    ("yaml: pipeline name is a path", lambda p: (_run(_yaml(p, OK_HEAD + "name: ../../x\n")), None),
+     ["line 2", "field 'name'"]),
+    # credentials as values: refused, never echoed
+    ("yaml: user:pass@ in base_url",
+     lambda p: (_run(_yaml(p, OK_HEAD + f"llm: {{backend: openai, base_url: '{CRED_URL}'}}\n")), None),
+     ["llm.base_url", "credentials"]),
+    ("yaml: a key pasted into api_key_env",
+     lambda p: (_run(_yaml(p, OK_HEAD + f"llm: {{backend: openai, api_key_env: {SECRET}}}\n")), None),
+     ["llm.api_key_env", "environment variable"]),
+    ("yaml: a bearer token in any field", lambda p: (_run(_yaml(p, OK_HEAD + f"description: '{BEARER}'\n")), None),
+     ["field 'description'", "API key or token"]),
+    ("cli: --llm-base-url with user:pass@", lambda p: (_run(BM25, "--llm-base-url", CRED_URL), None),
+     ["--llm-base-url", "credentials"]),
+    ("env: HUBLAB_LLM_BASE_URL with user:pass@", lambda p: (_run(BM25), {"HUBLAB_LLM_BASE_URL": CRED_URL}),
+     ["HUBLAB_LLM_BASE_URL", "credentials"]),
+    # CLI options: repeated / contradictory flags, names that are paths, unwritable outputs
+    ("cli: --limit 2 --limit 3", lambda p: (_run(BM25, "--limit", "2", "--limit", "3"), None),
+     ["--limit", "2 times"]),
+    ("cli: --resume --no-resume", lambda p: (_run(BM25, "--resume", "--no-resume"), None), ["--resume", "--no-resume"]),
+    ("cli: experiment name escapes", lambda p: (_run(BM25, "--experiment", "x/../../../../../tmp/esc"), None),
+     ["--experiment", "must not contain"]),
+    ("cli: --output /dev/full", lambda p: (_run(BM25, "--output", "/dev/full"), None),
+     ["/dev/full", "--output", "not a regular file"]),
+    ("cli: --output under /proc", lambda p: (_run(BM25, "--output", "/proc/x/metrics.json"), None),
+     ["/proc/x/metrics.json", "--output"]),
+    ("cli: --output is a directory", lambda p: (_run(BM25, "--output", str(p / "pipelines")), None),
+     ["--output", "is a directory"]),
+    ("cli: --report-dir under /proc", lambda p: (_run(BM25, "--report-dir", "/proc/x"), None),
+     ["/proc/x", "--report-dir"]),
+    ("cli: index --stats under /proc", lambda p: (["index", "--pipeline", BM25, "--graph", "gv3_orkg", "--stats",
+                                                   "/proc/x/stats.json"], None), ["--stats"]),
+    ("cli: tune --study is a path", lambda p: (["tune", BM25, "--study", "../evil", "--dataset", "gv3_orkg",
+                                                "--graph", "gv3_orkg"], None), ["--study", "must not contain"]),
+    # dataset file
+    ("dataset: a directory", lambda p: (["run", BM25, "--graph", "gv3_orkg", "--dataset", str(p / "data/kgqa")], None),
+     ["data/kgqa", "--dataset", "directory"]),
+    ("dataset: non-UTF-8 byte in data row 2", lambda p: (["run", BM25, "--graph", "gv3_orkg", "--dataset",
+                                                          _bad_byte_csv(p)], None),
+     ["rows.csv", "row 2", "not UTF-8", "0xff"]),
+    # environment: the tracking store
+    ("env: tracking server at a closed port", lambda p: (_run(BM25),
+                                                         {"MLFLOW_TRACKING_URI": f"http://127.0.0.1:{_closed_port()}"}),
+     ["MLFLOW_TRACKING_URI", "unreachable"]),
+    ("env: tracking store cannot be written", lambda p: (_run(BM25), {"MLFLOW_TRACKING_URI":
+                                                                      "sqlite:////proc/hublab/mlflow.db"}),
+     ["MLFLOW_TRACKING_URI", "cannot be created"]),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_refused_before_any_work_located_and_leaving_nothing(case: Case, project: Path):
+    _, setup, expected = case
+    argv, env = setup(project)
+    t0 = time.perf_counter()
+    code, out = invoke(argv, env)
+    took = time.perf_counter() - t0
+    assert code == 2, out[-3000:]
+    assert "Traceback" not in out, out
+    errors = [line for line in out.splitlines() if line.startswith("error: ")]
+    assert errors, out
+    for piece in expected:
+        assert piece in out, (piece, out[-3000:])
+    for secret in FORBIDDEN:
+        assert secret not in out
+    assert not (project / "outputs").exists(), "a run folder was left behind"
+    assert not (project / "mlruns").exists(), "an MLflow store was created"
+    assert not (project / "models").exists(), "an index was opened"
+    assert took < 20, f"refusal took {took:.1f} s (the tracking check must not retry for minutes)"
+
+
+def test_every_problem_is_reported_at_once(project: Path):
+    bad = _yaml(project, 'retriever: {type: bm25, params: {n_results: "30"}}\ngeneration: {enabled: "false"}\n'
+                         "evaluation: {max_failure_share: .nan}\n")
+    code, out = invoke(["run", bad, "--graph", "gv3_orkg", "--dataset", str(project / "data/kgqa"), "--experiment",
+                        "a/b", "--output", "/dev/full"])
+    errors = [line for line in out.splitlines() if line.startswith("error: ")]
+    assert code == 2
+    fields = ["retriever.params.n_results", "generation.enabled", "evaluation.max_failure_share", "--dataset",
+              "--experiment", "--output"]
+    for f in fields:
+        assert any(f in e for e in errors), (f, errors)
+    assert len(errors) == len(fields), errors
+    assert not (project / "outputs").exists() and not (project / "mlruns").exists()
+
+
+# ---------------- dataset files ----------------
+def test_bom_and_upper_case_suffix_are_read_as_csv(project: Path, shared: Path):
+    from hublab.config import settings
+    from hublab.datasets.catalog import load_dataset
+
+    text = "".join(_csv_rows(shared))
+    (project / "bom.csv").write_bytes(b"\xef\xbb\xbf" + text.encode())
+    (project / "upper.CSV").write_text(text, encoding="utf-8")
+    st = settings()
+    plain = load_dataset(st, str(shared / "data/kgqa/flat_distributed.csv"))[:3]
+    for name in ("bom.csv", "upper.CSV"):
+        got = load_dataset(st, name)
+        assert [p.uid for p in got] == [p.uid for p in plain], name
+        assert [p.question for p in got] == [p.question for p in plain]
+
+
+def test_duplicate_uids_are_reported_with_their_rows(project: Path, shared: Path):
+    from hublab.config import settings
+    from hublab.preflight import check_run
+
+    rows = _csv_rows(shared, 2)
+    (project / "dup.csv").write_text("".join(rows) + rows[1], encoding="utf-8")
+    uid = rows[1].split(",", 1)[0]
+    checked = check_run(Path("pipelines/bm25.yaml"), "gv3_orkg", "dup.csv", settings=settings(), tracking=False)
+    assert any(f"uid {uid!r} appears in rows [1, 3]" in w for w in checked.warnings), checked.warnings
+
+
+def test_a_missing_api_key_variable_is_reported(project: Path, monkeypatch):
+    from hublab.config import settings
+    from hublab.preflight import check_run
+
+    monkeypatch.delenv("HUBLAB_TEST_UNSET_KEY", raising=False)
+    bad = _yaml(project, OK_HEAD + "llm: {backend: openai, api_key_env: HUBLAB_TEST_UNSET_KEY}\n")
+    checked = check_run(Path(bad), "gv3_orkg", None, settings=settings(), tracking=False)
+    assert any("HUBLAB_TEST_UNSET_KEY" in w and "not set" in w and "llm.api_key_env" in w for w in checked.warnings)
+
+
+# ---------------- faults at the edges ----------------
+def test_a_locked_lite_index_names_the_process_holding_it(tmp_path: Path):
+    from hublab.errors import HubLabError
+    from hublab.vectorstore.milvus import MilvusVectorStore
+
+    db = tmp_path / "index.db"
+    db.mkdir()
+    fd = os.open(db / "LOCK", os.O_CREAT | os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # what a Milvus Lite process holds while it has the file
+        with pytest.raises(HubLabError) as err:
+            MilvusVectorStore(str(db))
+    finally:
+        os.close(fd)
+    msg = str(err.value)
+    assert f"pid {os.getpid()}" in msg and "in use" in msg and "\n" not in msg
+
+
+@pytest.fixture()
+def two_paper_hublink(gv3_orkg_graph, tmp_path: Path):
+    """HubLink over a 2-paper GV3 subgraph, indexed (small, so the resume below is quick)."""
+    from hublab.embedding.factory import build_embedder
+    from hublab.graph.rdf import RdfKnowledgeGraph
+    from hublab.llm.factory import build_llm
+    from hublab.retrievers.base import Resources
+    from hublab.retrievers.registry import get_retriever_class
+    from hublab.vectorstore.factory import build_vector_store
+
+    triples = K.paper_triples(gv3_orkg_graph, 2)
+    g = RdfKnowledgeGraph.from_triples(list(triples.values()), name="gv3_two")
+    res = Resources(graph=g, root_entity_ids=["R659055"],
+                    embedder=build_embedder({"model": "all-MiniLM-L6-v2", "device": "cpu"}, tmp_path),
+                    llm=build_llm({"backend": "none"}), vector_store=build_vector_store(None, tmp_path / "x.db"),
+                    index_name="gv3_two", cache_dir=str(tmp_path))
+    r = get_retriever_class("hublink")(res)
+    r.index(progress=False)
+    return r
+
+
+def test_an_interrupted_index_build_is_resumed_or_refused_never_searched(two_paper_hublink):
+    """The manifest an interrupted build leaves (``hubs: {}``, every hub unsettled): not built; with
+    ``auto_index`` the build resumes before the first question, without it the run stops with the reason, and a
+    question on it is an error, not an empty answer."""
+    import json
+
+    from hublab.errors import HubLabError
+
+    r = two_paper_hublink
+    idx = r.hub_index
+    good = idx.manifest_path.read_text()
+    state = json.loads(good)
+    assert state["complete"] is True and idx.is_built()
+    interrupted = {"collection": state["collection"], "hubs": {}, "unsettled": sorted(state["hubs"]),
+                   "complete": False}
+    auto = r.auto_index
+    try:
+        idx.manifest_path.write_text(json.dumps(interrupted))
+        assert not idx.is_built()
+        assert "incomplete" in idx.build_state() and f"{len(state['hubs'])} unsettled" in idx.build_state()
+        r.auto_index = False
+        with pytest.raises(HubLabError, match="incomplete.*hublab index"):
+            r.ensure_ready()
+        with pytest.raises(HubLabError):
+            r.retrieve("Which papers use a case study?")  # Pipeline.run records this as the question's error
+        # killed between two batches: nothing unsettled, but the build never finished
+        idx.manifest_path.write_text(json.dumps({**state, "hubs": dict(list(state["hubs"].items())[:3]),
+                                                 "complete": False}))
+        assert not idx.is_built()
+        r.auto_index = True
+        idx.manifest_path.write_text(json.dumps(interrupted))
+        r.ensure_ready()  # resumes: the unsettled hubs are indexed again
+        assert idx.is_built()
+        assert json.loads(idx.manifest_path.read_text())["hubs"] == state["hubs"]
+        assert r.retrieve("Which papers use a case study?").contexts
+    finally:
+        r.auto_index = auto
+        idx.manifest_path.write_text(good)
+
+
+def test_a_late_write_error_keeps_the_results_and_says_where(project: Path, monkeypatch):
+    """--output passes the check, then the disk refuses the write after the run: one error line naming the MLflow
+    run and the kept results; rerunning the same command writes it without recomputing."""
+    import pathlib
+
+    real = pathlib.Path.write_text
+
+    def full_disk(self, *a, **kw):
+        if self.name == "late.json":
+            raise OSError(28, "No space left on device", str(self))
+        return real(self, *a, **kw)
+
+    monkeypatch.setattr(pathlib.Path, "write_text", full_disk)
+    code, out = invoke(_run(BM25, "--limit", "2", "--no-trace", "--output", "late.json"))
+    assert code == 2 and "Traceback" not in out, out
+    err = [line for line in out.splitlines() if line.startswith("error: ")]
+    assert len(err) == 1 and "late.json" in err[0] and "MLflow run" in err[0] and "No space left" in err[0], out
+    monkeypatch.setattr(pathlib.Path, "write_text", real)
+    code, out = invoke(_run(BM25, "--limit", "2", "--no-trace", "--output", "late.json", "--json"))
+    assert code == 0, out
+    assert (project / "late.json").exists()
+
+
+# ---------------- no secret anywhere ----------------
+def test_a_planted_secret_reaches_no_log_artifact_report_or_console(project: Path, monkeypatch):
+    """Secrets planted where a careless user puts them — a key-named env var, a variable named by a ``*_env`` key,
+    a key and a credential URL pasted into dataset questions and answers — are masked in the console, the MLflow
+    store (params, tags, the sqlite db, traces), every artifact, the checkpoint, the report folder and --output;
+    the refused places (config values, --llm-base-url) are covered by the refusal cases above."""
+    import json
+
+    env_key, store_token = "PLANTEDenvkey0abcdef0123", "PLANTEDstoretoken0abc0123"
+    monkeypatch.setenv("HUBLAB_PLANTED_API_KEY", env_key)
+    monkeypatch.setenv("HUBLAB_PLANTED_STORE", store_token)
+    ds = project / "data/kgqa/gv3_orkg.jsonl"
+    rows = [json.loads(line) for line in ds.read_text().splitlines()]
+    rows[0]["question"] += f" (my key is {SECRET})"
+    rows[1]["question"] += f" see {CRED_URL}"
+    rows[2]["golden_answer"] += f" {env_key} {BEARER}"
+    ds.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    pipe = _yaml(project, (project / "pipelines/bm25.yaml").read_text()
+                 + "vector_store: {token_env: HUBLAB_PLANTED_STORE}\n")
+    code, out = invoke(["run", pipe, "--graph", "gv3_orkg", "--dataset", "gv3_orkg", "--limit", "4", "--no-carbon",
+                        "--output", "out/metrics.json", "--report-dir", "reports/eval/x"])
+    assert code == 0, out[-3000:]
+    planted = (*FORBIDDEN, env_key, store_token)
+    for s in planted:
+        assert s not in out
+    scanned = 0
+    for folder in ("mlruns", "outputs", "reports", "out"):
+        for f in (project / folder).rglob("*"):
+            if f.is_file():
+                data = f.read_bytes()
+                scanned += 1
+                for s in planted:
+                    assert s.encode() not in data, (s, f)
+    assert scanned > 10
+    preds = next((project / "mlruns").rglob("predictions.csv")).read_text()
+    assert "my key is ***" in preds and "http://***@127.0.0.1:9/v1" in preds
