@@ -14,21 +14,32 @@ app.add_typer(report_app, name="report")
 
 @report_app.command("compare")
 def compare_cmd(
-    graph: str = typer.Option("gv3_orkg", "--graph"),
-    dataset: str = typer.Option("gv3_orkg", "--dataset"),
+    graph: str | None = typer.Option(None, "--graph", help="One graph, one table of the given pipelines (the "
+                                     "pre-issue-#22 report). Default: the fair comparison (every method default "
+                                     "and tuned, GV1 and the GV3 export, 20 triples/question, CIs, p-values)."),
+    dataset: str | None = typer.Option(None, "--dataset", help="With --graph (default: the graph's dataset)."),
     pipelines: list[Path] | None = typer.Option(None, "--pipelines", help="Default: all LLM-free pipelines."),
     limit: int | None = typer.Option(None, "--limit"),
     out: Path | None = typer.Option(None, "--out", help="Default reports/compare_<graph>."),
     carbon: bool = typer.Option(True, "--carbon/--no-carbon"),
     max_output_triples: int | None = typer.Option(None, "--max-output-triples", min=1,
                                                   help="Evaluate every method at this output bound (like-for-like)."),
+    graphs: str = typer.Option("gv1,gv3_orkg", "--graphs", help="Fair comparison: graphs (each with its own "
+                               "dataset; GV1 also reports its questions outside the tuning set)."),
     llm_base_url: str | None = LLM_BASE_URL,
     llm_model: str | None = LLM_MODEL,
     as_json: bool = AS_JSON,
 ) -> None:
-    """Run (or resume) each pipeline on the dataset and write one comparison table with the thesis's numbers."""
+    """Run (or resume) each pipeline on the dataset and write one comparison table with the thesis's numbers.
+
+    Without --graph: the fair comparison of issue #22 (``reports/summary/methods.{csv,md,png,svg}``, MLflow
+    experiment ``compare-fair``)."""
     from rich.console import Console
 
+    if graph is None:
+        _fair(pipelines, limit, out, max_output_triples, as_json, graphs)
+        return
+    dataset = dataset or graph
     from hublab.config import settings as load_settings
     from hublab.experiment.compare import (
         compare_methods,
@@ -81,3 +92,32 @@ def summary_cmd(
         typer.echo(json.dumps(rows, indent=1))
         return
     typer.echo(markdown_table(rows) if rows else "no evaluation results yet: run `dvc repro evaluate`")
+
+
+def _fair(pipelines: list[Path] | None, limit: int | None, out: Path | None, bound: int | None, as_json: bool,
+          graphs: str) -> None:
+    from rich.console import Console
+
+    from hublab.config import settings as load_settings
+    from hublab.experiment.fair_compare import BOUND, entries, markdown, run_comparison, write_all
+
+    st = load_settings()
+    bound = bound or BOUND
+    chosen = tuple((g.strip(), g.strip()) for g in graphs.split(",") if g.strip())
+    if not chosen:
+        raise typer.BadParameter("name at least one graph", param_hint="--graphs")
+    rows = run_comparison(st, entries(st.root, list(pipelines) if pipelines else None), graphs=chosen, bound=bound,
+                          limit=limit)
+    written = write_all(st, rows, out or (st.root / "reports" / "summary"), bound=bound)
+    if as_json:
+        import json
+
+        from hublab.experiment.fair_compare import csv_rows
+
+        typer.echo(json.dumps({"rows": csv_rows(rows), "mlflow_comparison_run": written["mlflow_parent"]},
+                              indent=1, default=str))
+        return
+    con = Console()
+    con.print(markdown(rows, bound=bound), markup=False, highlight=False)
+    con.print(f"wrote {written['csv']}, {written['md']}, {', '.join(str(p) for p in written['figures'])}; MLflow "
+              f"comparison run {written['mlflow_parent']} (experiment compare-fair)", markup=False, highlight=False)

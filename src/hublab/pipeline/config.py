@@ -19,7 +19,7 @@ import yaml
 from hublab.errors import InputError
 
 _TOP_KEYS = {"name", "description", "retriever", "llm", "embedder", "vector_store", "pre_retrieval",
-             "post_retrieval", "generation", "evaluation", "search_space"}
+             "post_retrieval", "generation", "evaluation", "search_space", "tuned"}
 _PIPE_KEYS = {
     "pre_retrieval": {"enabled", "technique", "llm"},
     "post_retrieval": {"enabled", "technique", "llm", "top_k"},
@@ -67,6 +67,8 @@ class PipelineConfig:
     generation: dict[str, Any] = field(default_factory=lambda: {"enabled": False})
     evaluation: dict[str, Any] = field(default_factory=lambda: {"k": 10, "generation_metrics": []})
     search_space: dict[str, Any] = field(default_factory=dict)
+    #: provenance of a tuned pipeline (pipelines/tuned/*.yaml: study, budget, date); not part of the config hash
+    tuned: dict[str, Any] = field(default_factory=dict)
     description: str = ""
     source: str | None = None
 
@@ -130,6 +132,10 @@ class PipelineConfig:
         cfg = cls(name=str(data.get("name") or Path(source).stem), retriever_type=retr["type"],
                   retriever_params=copy.deepcopy(params), description=str(data.get("description", "")),
                   source=source)
+        tuned = data.get("tuned")
+        if tuned is not None and not isinstance(tuned, dict):
+            raise InputError("expected a mapping", file=source, field="tuned")
+        cfg.tuned = copy.deepcopy(tuned or {})
         for key, val in sections.items():
             if key in ("pre_retrieval", "post_retrieval", "generation", "evaluation"):
                 merged = dict(getattr(cfg, key))

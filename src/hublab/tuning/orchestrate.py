@@ -58,6 +58,12 @@ class TuneRequest:
     # one process only, so a second worker on the same machine needs its own copy (or a Milvus server)
     index_dir: Path | None = None
     fresh: bool = False  # delete the study first (no worker may be running it)
+    # dotted config path -> value set on the base pipeline before anything (e.g. the comparison's output bound
+    # retriever.params.max_output_triples); part of the study's identity
+    base_overrides: dict[str, Any] = field(default_factory=dict)
+    enqueue_base: bool = False  # tpe: the base configuration is the first trial
+    prune: bool = True  # tpe: median pruning on partial results
+    trial_artifacts: bool = True  # each trial run logs its predictions and plots (seconds per trial)
 
 
 @dataclass
@@ -209,7 +215,14 @@ def run_tune(req: TuneRequest, *, settings: Settings | None = None, evaluator: E
     from hublab.tracking import mlflow_log
     from hublab.tuning.report import write_outputs
     from hublab.tuning.runner_eval import runner_evaluator
-    from hublab.tuning.space import applicable, space_from_pipeline, space_from_thesis_json
+    from hublab.tuning.space import (
+        applicable,
+        check_space,
+        require_grid,
+        set_path,
+        space_from_pipeline,
+        space_from_thesis_json,
+    )
 
     st = settings or load_settings()
     if req.index_dir is not None:
@@ -217,12 +230,18 @@ def run_tune(req: TuneRequest, *, settings: Settings | None = None, evaluator: E
         st = Settings(st.root, {**st.params, "paths": paths})
     cfg = load_pipeline(req.pipeline)
     base = cfg.to_dict()
+    for path, value in req.base_overrides.items():
+        base = set_path(base, path, value)
     space = space_from_thesis_json(req.thesis_params) if req.thesis_params else space_from_pipeline(
         cfg.search_space, source=str(req.pipeline))
     space = applicable(space, base)
     if not space.factors:
         raise InputError("no factors to study: add a search_space section or pass --thesis-params",
                          file=str(req.pipeline))
+    if not req.thesis_params:
+        check_space(space, base, source=str(req.pipeline))
+    if req.mode == "ofat":
+        require_grid(space, source=str(req.pipeline))
     graph = req.graph or st.graph_for_dataset(req.dataset)
     (st.root / "mlruns").mkdir(parents=True, exist_ok=True)
     storage = req.storage or f"sqlite:///{(st.root / 'mlruns' / 'optuna.db').resolve()}"
@@ -231,7 +250,8 @@ def run_tune(req: TuneRequest, *, settings: Settings | None = None, evaluator: E
         objectives = [names.RECALL, names.HITS_AT_10, names.RUNTIME]
     spec = StudySpec(req.study, req.mode, storage, req.n_trials, objectives, req.seed,
                      heartbeat_interval=req.heartbeat_interval, grace_period=req.grace_period,
-                     identity=base_identity(base, graph, req.dataset, req.limit))
+                     identity=base_identity(base, graph, req.dataset, req.limit), enqueue_base=req.enqueue_base,
+                     prune=req.prune)
     spec.validate()
     if req.fresh:
         fresh_study(spec)
@@ -246,7 +266,8 @@ def run_tune(req: TuneRequest, *, settings: Settings | None = None, evaluator: E
         "objectives": ",".join(objectives), "pipeline": str(req.pipeline), "storage": redact_url(storage),
         "factors": ",".join(f.path for f in space.factors)}, on_recovered=lambda: recovered.append(True))
     evaluator = evaluator or runner_evaluator(graph, req.dataset, limit=req.limit, experiment=experiment,
-                                              settings=st, objective=objectives[0], track_carbon=req.carbon)
+                                              settings=st, objective=objectives[0], track_carbon=req.carbon,
+                                              log_artifacts=req.trial_artifacts)
     parent: list[str] = []
     opened: list[optuna.Study] = []
 

@@ -15,7 +15,8 @@ from hublab.tuning.study import RECALL, TrialRequest
 
 
 def runner_evaluator(graph: str, dataset: str, *, limit: int | None, experiment: str, settings: Settings,
-                     prune_every: int = 10, objective: str = RECALL, track_carbon: bool = True):
+                     prune_every: int = 10, objective: str = RECALL, track_carbon: bool = True,
+                     log_artifacts: bool = True):
     from hublab.experiment.runner import run_experiment
 
     def evaluate(req: TrialRequest) -> dict[str, float]:
@@ -32,7 +33,8 @@ def runner_evaluator(graph: str, dataset: str, *, limit: int | None, experiment:
         summary = run_experiment(cfg, graph, dataset, limit=limit, experiment=experiment,
                                  parent_run_id=req.parent_run_id, nested=req.parent_run_id is not None,
                                  run_name=req.name, on_question=on_question, settings=settings,
-                                 progress=False, track_carbon=track_carbon, trace=False)
+                                 progress=False, track_carbon=track_carbon, trace=False,
+                                 log_artifacts=log_artifacts)
         if summary.stopped:
             return {"_pruned": 1.0}
         return dict(summary.metrics)

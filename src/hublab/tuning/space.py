@@ -109,16 +109,21 @@ _KINDS = ("", "int", "float", "categorical")
 _MAX_RANGE_GRID = 50
 
 
-def _range_values(low: float, high: float, step: float | None, *, source: str, field_: str) -> tuple[Any, ...]:
-    """The OFAT grid of an integer range given without ``values`` (refused when large or continuous)."""
+def _range_values(low: float, high: float, step: float | None) -> tuple[Any, ...]:
+    """The OFAT grid of an integer range given without ``values``; empty (TPE/NSGA-II only) when the range is
+    continuous or too large to try one by one."""
     if not all(isinstance(x, int) and not isinstance(x, bool) for x in (low, high, step or 1)):
-        raise InputError("a float range needs explicit values for OFAT; add values: [...]", file=source,
-                         field=field_)
+        return ()
     grid = tuple(range(int(low), int(high) + 1, int(step or 1)))
-    if len(grid) > _MAX_RANGE_GRID:
-        raise InputError(f"range has {len(grid)} values; list the OFAT values explicitly (values: [...])",
-                         file=source, field=field_)
-    return grid
+    return grid if len(grid) <= _MAX_RANGE_GRID else ()
+
+
+def require_grid(space: SearchSpace, *, source: str) -> None:
+    """OFAT tries listed values one by one: a continuous or large range needs them listed."""
+    for f in space.factors:
+        if not f.values:
+            raise InputError("a float or large range needs explicit values for OFAT; add values: [...]",
+                             file=source, field=f"search_space.{f.path}")
 
 
 def space_from_pipeline(section: dict[str, Any] | None, *, source: str = "search_space") -> SearchSpace:
@@ -147,8 +152,8 @@ def space_from_pipeline(section: dict[str, Any] | None, *, source: str = "search
                 raise InputError("expected numbers with low <= high", file=source, field=field_)
         values = spec.get("values")
         if values is None and low is not None:
-            values = list(_range_values(low, high, step, source=source, field_=field_))
-        if not isinstance(values, list) or not values:
+            values = list(_range_values(low, high, step))
+        if not isinstance(values, list) or (not values and low is None):
             raise InputError("expected {values: [non-empty list]}", file=source, field=field_)
         space.factors.append(Factor(str(path), tuple(values), str(spec.get("label", "")), str(spec.get("notes", "")),
                                     low=low, high=high, step=step, log=bool(spec.get("log", False)), kind=kind))
@@ -241,7 +246,7 @@ def optuna_param(f: Factor, base: Any) -> Param:
         if ints and f.kind != "float":
             if f.log:
                 return Param(f.path, IntDistribution(int(lo), int(hi), log=True))
-            step = int(f.step) if f.step is not None else _gcd_step([int(v) for v in nums])
+            step = int(f.step) if f.step is not None else (_gcd_step([int(v) for v in nums]) if nums else 1)
             if any((int(v) - int(lo)) % step for v in nums) or (int(hi) - int(lo)) % step:
                 step = _gcd_step([int(v) for v in [*nums, lo, hi]])
             return Param(f.path, IntDistribution(int(lo), int(hi), step=step))
@@ -327,3 +332,35 @@ def applicable(space: SearchSpace, base_cfg: dict[str, Any]) -> SearchSpace:
             continue
         out.factors.append(f)
     return out
+
+
+def check_space(space: SearchSpace, base_cfg: dict[str, Any], *, source: str) -> None:
+    """Refuse a search space that cannot run, before any trial: no factor at all, a factor that is not one of the
+    retriever's declared parameters (or an existing config path), a range whose ends or values the retriever's
+    parameter types refuse. Each error is one line naming the file and ``search_space.<path>``."""
+    from hublab.retrievers.registry import get_retriever_class
+
+    if not space.factors:
+        raise InputError("no tunable parameter: add a search_space section with at least one factor",
+                         file=source, field="search_space")
+    retriever = str(get_path(base_cfg, "retriever.type", ""))
+    klass = get_retriever_class(retriever)
+    declared = klass.declared_params()
+    for f in space.factors:
+        field_ = f"search_space.{f.path}"
+        if f.path.startswith("retriever.params."):
+            key = f.path.removeprefix("retriever.params.")
+            if key not in declared:
+                raise InputError(f"unknown parameter {key!r} for retriever {retriever!r}; valid: "
+                                 f"{', '.join(sorted(declared))}", file=source, field=field_)
+            samples = [*f.values, *([f.low, f.high] if f.low is not None else [])]
+            for v in samples:
+                try:
+                    klass.validate_params({key: v}, source=source)
+                except InputError as exc:
+                    raise InputError(f"value {v!r} refused: {exc.detail}", file=source, field=field_) from None
+            if f.low is not None and f.low == f.high:
+                raise InputError(f"empty range: low == high == {f.low!r}", file=source, field=field_)
+        elif get_path(base_cfg, f.path, _MISSING) is _MISSING:
+            raise InputError("unknown config path (not in the pipeline); retriever parameters are "
+                             "retriever.params.<name>", file=source, field=field_)

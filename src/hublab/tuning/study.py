@@ -89,6 +89,9 @@ class StudySpec:
     # what the trials are measured on (base pipeline without its search space, graph, dataset, question limit):
     # a study resumed or joined on another one would mix incomparable trials (docs/tuning.md)
     identity: str | None = None
+    # tpe: the base configuration is the study's first trial (inside the budget), so a tuned configuration is
+    # never chosen over a default it was not measured against
+    enqueue_base: bool = False
 
     def validate(self) -> None:
         if self.mode not in ("ofat", "tpe", "nsga2"):
@@ -298,6 +301,9 @@ def run_study(
         _fail_legacy_running(study)
         if spec.mode == "ofat":
             _enqueue_ofat(study, ofat_list, params, base_cfg)
+        elif spec.mode == "tpe" and spec.enqueue_base and not study.get_trials(deepcopy=False):
+            study.enqueue_trial({p: prm.to_param(v) for p, prm in params.items()
+                                 if (v := base_values[p]) is not None}, user_attrs={"base": True})
         if setup is not None:
             parent_run_id = setup(study)
 

@@ -28,19 +28,52 @@ def resolve_units(resources: Resources, kind: str, *, add_rel: bool, types: list
     return triple_units(resources.graph.triples())
 
 
+#: rank-bm25's Okapi defaults (Robertson & Zaragoza's usual k1 in [1.2, 2.0], b = 0.75)
+DEFAULT_K1, DEFAULT_B = 1.5, 0.75
+
+
 class BM25Index:
-    def __init__(self, units: list[Unit]) -> None:
+    """Okapi BM25 over unit texts; ``k1`` (term-frequency saturation) and ``b`` (length normalisation) are the
+    method's two real knobs."""
+
+    def __init__(self, units: list[Unit], *, k1: float = DEFAULT_K1, b: float = DEFAULT_B) -> None:
         from rank_bm25 import BM25Okapi
 
         self.units = units
         corpus = [tokenize(u.text) or ["_"] for u in units]
-        self.bm25 = BM25Okapi(corpus) if corpus else None
+        self.bm25 = BM25Okapi(corpus, k1=k1, b=b) if corpus else None
+        self._postings: dict[str, tuple[np.ndarray, np.ndarray]] | None = None
+
+    def _scores(self, tokens: list[str]) -> np.ndarray:
+        """rank-bm25's ``get_scores`` computed over each token's postings only: the same per-document float
+        operations in the same order (a document without the token adds exactly 0), so the same scores, without
+        rank-bm25's Python loop over every document per query token (~0.15 s per question on GV1)."""
+        bm = self.bm25
+        assert bm is not None
+        if self._postings is None:
+            docs: dict[str, list[int]] = {}
+            tfs: dict[str, list[int]] = {}
+            for i, freqs in enumerate(bm.doc_freqs):
+                for word, tf in freqs.items():
+                    docs.setdefault(word, []).append(i)
+                    tfs.setdefault(word, []).append(tf)
+            self._postings = {w: (np.asarray(docs[w]), np.asarray(tfs[w], dtype=float)) for w in docs}
+            self._doc_len = np.array(bm.doc_len)
+        score = np.zeros(bm.corpus_size)
+        for q in tokens:
+            post = self._postings.get(q)
+            if post is None:
+                continue
+            idx, tf = post
+            dl = self._doc_len[idx]
+            score[idx] += (bm.idf.get(q) or 0) * (tf * (bm.k1 + 1) / (tf + bm.k1 * (1 - bm.b + bm.b * dl / bm.avgdl)))
+        return score
 
     def search(self, query: str, k: int) -> list[tuple[Unit, float]]:
         tokens = tokenize(query)
         if self.bm25 is None or not tokens:
             return []
-        scores = np.asarray(self.bm25.get_scores(tokens))
+        scores = self._scores(tokens)
         order = np.argsort(-scores, kind="stable")[:k]
         return [(self.units[int(i)], float(scores[i])) for i in order if scores[i] > 0]
 
@@ -53,6 +86,8 @@ class LexicalRetriever(Retriever):
         add_rel: node documents include the node's relations (STaRK ``get_doc_info(add_rel)``).
         candidate_types: node types to rank (default: the graph's candidate set).
         n_results: contexts returned per question.
+        k1: BM25 term-frequency saturation (rank-bm25 default 1.5).
+        b: BM25 document-length normalisation, 0 (none) to 1 (full); default 0.75.
     """
 
     def __init__(
@@ -63,8 +98,11 @@ class LexicalRetriever(Retriever):
         add_rel: bool = True,
         candidate_types: list[str] | None = None,
         n_results: Annotated[int, Field(ge=1)] = 20,
+        k1: Annotated[float, Field(ge=0.0)] = DEFAULT_K1,
+        b: Annotated[float, Field(ge=0.0, le=1.0)] = DEFAULT_B,
     ) -> None:
         super().__init__(resources)
+        self.k1, self.b = float(k1), float(b)
         self.kind = units
         self.add_rel = add_rel
         self.types = answer_types(resources.graph, candidate_types)
@@ -81,7 +119,7 @@ class LexicalRetriever(Retriever):
     @property
     def bm25(self) -> BM25Index:
         if self._bm25 is None:
-            self._bm25 = BM25Index(self.units)
+            self._bm25 = BM25Index(self.units, k1=self.k1, b=self.b)
         return self._bm25
 
     def _result(self, ranked: list[tuple[Unit, float]], what: str) -> RetrievalResult:

@@ -1,0 +1,61 @@
+"""Wall time of the equal-budget study (issue #22): every LLM-free method, the same TPE budget on reduced GV1.
+
+    PYTHONPATH=src .venv/bin/python bench/bench_tune_all.py --n-trials 40 --json reports/bench/tune_all.json
+
+Runs :func:`hublab.tuning.fair.tune_all` exactly as ``hublab tune-all`` does (same studies in the project's
+Optuna storage, same tuned files: the benchmark *is* the tuning run) and reports wall time per method, trials per
+second and the machine's load. Target (issue #22): all ten methods x 40 trials <= 30 min on 2 cores. A rerun
+resumes finished studies (0 new trials, ~seconds); ``--fresh`` measures from scratch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("pipelines", nargs="*", type=Path, help="default: every LLM-free pipeline")
+    ap.add_argument("--n-trials", type=int, default=40)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--fresh", action="store_true", help="restart every study (measure from scratch)")
+    ap.add_argument("--json", type=Path, default=None)
+    args = ap.parse_args()
+
+    from hublab.config import settings
+    from hublab.experiment.compare import default_pipelines
+    from hublab.tuning.fair import TuneAllRequest, markdown, tune_all
+
+    st = settings()
+    pipes = args.pipelines or default_pipelines(st.root)
+    load0 = os.getloadavg()
+    t0 = time.perf_counter()
+    rows = []
+
+    def said(o) -> None:
+        rows.append({"method": o.plan.method, "pipeline": o.plan.pipeline.as_posix(), "study": o.study,
+                     "trials": o.trials, "wall_s": round(o.wall_s, 1),
+                     "s_per_trial": round(o.wall_s / max(o.trials, 1), 2),
+                     "default_map10": o.default_value, "best_map10": o.best_value, "flat": o.flat,
+                     "load_avg_1m_after": round(os.getloadavg()[0], 2)})
+        print(f"{o.plan.method}: {o.trials} trials, {o.wall_s:.0f} s", flush=True)
+
+    outcomes = tune_all(TuneAllRequest(pipes, n_trials=args.n_trials, seed=args.seed, fresh=args.fresh,
+                                       progress=False), settings=st, on_method=said)
+    total = time.perf_counter() - t0
+    print(markdown(outcomes))
+    print(f"total {total:.0f} s ({total / 60:.1f} min) for {len(outcomes)} methods x {args.n_trials} trials; "
+          f"cpus {os.cpu_count()}, load avg before {load0[0]:.1f}, after {os.getloadavg()[0]:.1f}")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({"n_trials": args.n_trials, "seed": args.seed, "total_s": round(total, 1),
+                                         "cpus": os.cpu_count(), "load_avg_before": load0, "methods": rows},
+                                        indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,386 @@
+"""The fair method comparison (issue #22): every LLM-free method, default and tuned, on GV1 and the GV3 export.
+
+Each method runs twice per graph: its default pipeline and ``pipelines/tuned/<method>.yaml`` (chosen by
+``hublab tune-all`` on the 44 reduced-GV1 questions only), both at the same output bound (20 triples per question).
+GV1 is reported on all its questions and separately on the questions outside the tuning set (``held_out``: the
+tuned parameters never saw them). Every row carries the 95% bootstrap interval of Hits@10 and MAP@10 and the p-value
+of the paired randomisation test of its MAP@10 against the best row of its graph and question set
+(:mod:`hublab.evaluation.significance`). Runs are the experiment runner's (checkpointed, resumable, one MLflow run
+each); this module only tabulates them, draws one chart and logs the comparison to MLflow.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hublab.config import Settings
+from hublab.evaluation import names
+from hublab.evaluation.significance import ALPHA, TEST_NAME, bootstrap_ci, paired_p_value
+from hublab.pipeline.config import PipelineConfig, load_pipeline
+
+GRAPHS = (("gv1", "gv1"), ("gv3_orkg", "gv3_orkg"))  # (graph, dataset)
+TUNING_SET = "reduced_gv1"
+TUNING_N = 44  # questions in the tuning set (GV1 also holds one of them twice; neither copy counts as held out)
+BOUND = 20
+CI_METRICS = (names.HITS_AT_10, names.MAP_AT_10)
+TEST_METRIC = names.MAP_AT_10
+METRICS = (names.HITS_AT_10, names.MAP_AT_10, names.MRR_AT_10, names.RECALL_AT_10, names.RECALL,
+           names.PRECISION, names.F1, names.TRIPLES_PER_QUESTION)
+EXPERIMENT = "compare-fair"
+VARIANT = {"gv1": "GV1", "gv2": "GV2", "gv3": "GV3", "gv4": "GV4", "gv3_orkg": "GV3"}
+THESIS_METHOD = {"hublink": "HubLink", "difar": "DiFaR", "fidelis": "FiDeLiS", "mindmap": "Mindmap"}
+ROUND = 4  # digits of every value written (no float noise in tables or MLflow)
+
+
+@dataclass
+class Entry:
+    method: str
+    config: str  # default | tuned
+    pipeline: Path
+    cfg: PipelineConfig
+    study: str = ""
+
+
+@dataclass
+class Row:
+    method: str
+    graph: str
+    subset: str  # all | held_out
+    config: str
+    pipeline: str
+    n_questions: int
+    metrics: dict[str, float]
+    per_question: dict[str, list[float]] = field(repr=False, default_factory=dict)
+    ci: dict[str, tuple[float, float]] = field(default_factory=dict)
+    p_value: float | None = None
+    best: bool = False
+    thesis_map: float | None = None
+    study: str = ""
+    mlflow_run: str = ""
+
+
+def entries(root: Path, pipelines: list[Path] | None = None, tuned_dir: Path | None = None) -> list[Entry]:
+    """Each default LLM-free pipeline and, where it exists, its tuned file (``<tuned_dir>/<method>.yaml``)."""
+    from hublab.experiment.compare import default_pipelines
+
+    tuned_dir = tuned_dir or root / "pipelines" / "tuned"
+
+    def shown(path: Path) -> Path:  # project-relative in every table (no machine-specific paths in git)
+        try:
+            return Path(path).resolve().relative_to(Path(root).resolve())
+        except ValueError:
+            return Path(path)
+
+    out: list[Entry] = []
+    for path in pipelines or default_pipelines(root):
+        cfg = load_pipeline(path)
+        out.append(Entry(cfg.retriever_type, "default", shown(path), cfg))
+        tuned = tuned_dir / f"{cfg.retriever_type}.yaml"
+        if tuned.exists():
+            tcfg = load_pipeline(tuned)
+            out.append(Entry(cfg.retriever_type, "tuned", shown(tuned), tcfg, str(tcfg.tuned.get("study", ""))))
+    return out
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text.strip().lower())
+
+
+def tuning_questions(st: Settings) -> tuple[set[str], set[str]]:
+    """uids and normalised wordings of the tuning set: a question is held out only if it matches neither (the
+    dataset holds one question twice under two uids)."""
+    from hublab.datasets.catalog import load_dataset
+
+    pairs = load_dataset(st, TUNING_SET)
+    return {p.uid for p in pairs}, {_norm(p.question) for p in pairs}
+
+
+def _thesis_map(st: Settings, method: str, graph: str) -> float | None:
+    from hublab.experiment.summary import thesis_results
+
+    ref = thesis_results(st).get(THESIS_METHOD.get(method, ""), {}).get(VARIANT.get(graph, ""), {})
+    v = ref.get(names.MAP_AT_10)
+    return None if v is None else float(v)
+
+
+def _rows_for(entry: Entry, graph: str, records: list[dict[str, Any]], held_out: tuple[set[str], set[str]] | None,
+              run_id: str, thesis: float | None) -> list[Row]:
+    subsets = [("all", records)]
+    if held_out is not None:
+        uids, texts = held_out
+        subsets.append(("held_out", [r for r in records if r["uid"] not in uids
+                                     and _norm(str(r.get("question", ""))) not in texts]))
+    rows = []
+    for subset, recs in subsets:
+        per_q = {m: [float(r["metrics"].get(m) or 0.0) for r in recs] for m in METRICS if m !=
+                 names.TRIPLES_PER_QUESTION}
+        means = {m: float(np.mean(v)) if v else float("nan") for m, v in per_q.items()}
+        means[names.TRIPLES_PER_QUESTION] = float(np.mean([len(r.get("retrieved_context") or []) for r in recs])) \
+            if recs else float("nan")
+        rows.append(Row(entry.method, graph, subset, entry.config, entry.pipeline.as_posix(), len(recs), means,
+                        {m: per_q[m] for m in CI_METRICS}, thesis_map=thesis, study=entry.study, mlflow_run=run_id))
+    return rows
+
+
+def add_statistics(rows: list[Row]) -> None:
+    """CIs per row; per (graph, subset) the best row by MAP@10 (ties: Hits@10, then method and config names) and
+    every other row's paired p-value against it. Rows of one group must be on the same questions in one order."""
+    for r in rows:
+        r.ci = {m: bootstrap_ci(r.per_question[m]) for m in CI_METRICS}
+        r.best, r.p_value = False, None  # rows gathered from several calls are judged again, together
+    groups: dict[tuple[str, str], list[Row]] = {}
+    for r in rows:
+        groups.setdefault((r.graph, r.subset), []).append(r)
+    for group in groups.values():
+        best = min(group, key=lambda r: (-round(r.metrics[TEST_METRIC], 12), -round(r.metrics[names.HITS_AT_10], 12),
+                                         r.method, r.config))
+        best.best = True
+        for r in group:
+            r.p_value = None if r is best else paired_p_value(r.per_question[TEST_METRIC],
+                                                              best.per_question[TEST_METRIC])
+
+
+def run_comparison(st: Settings, items: list[Entry], *, graphs=GRAPHS, bound: int = BOUND, limit: int | None = None,
+                   experiment: str = EXPERIMENT, progress: bool = False) -> list[Row]:
+    """Run (or resume) every entry on every graph at the output bound; return the rows with their statistics."""
+    import copy
+
+    from hublab.experiment.runner import run_experiment
+
+    held = tuning_questions(st) if any(g == "gv1" for g, _ in graphs) else None
+    rows: list[Row] = []
+    for entry in items:
+        for graph, dataset in graphs:
+            cfg = copy.deepcopy(entry.cfg)
+            cfg.retriever_params["max_output_triples"] = int(bound)
+            s = run_experiment(cfg, graph, dataset, limit=limit, experiment=experiment, settings=st,
+                               run_name=f"{cfg.name}·{graph}", track_carbon=False, progress=progress, trace=False)
+            rows += _rows_for(entry, graph, s.per_question, held if graph == "gv1" else None, s.run_id or "",
+                              _thesis_map(st, entry.method, graph))
+    add_statistics(rows)
+    return rows
+
+
+# ------------------------------------------------------------------ outputs
+
+def _r(v: float | None) -> float | str:
+    return "" if v is None or (isinstance(v, float) and math.isnan(v)) else round(float(v), ROUND)
+
+
+def csv_rows(rows: list[Row]) -> list[dict[str, Any]]:
+    out = []
+    for r in rows:
+        d: dict[str, Any] = {"method": r.method, "graph": r.graph, "subset": r.subset, "config": r.config,
+                             "n_questions": r.n_questions}
+        d.update({m: _r(r.metrics.get(m)) for m in METRICS})
+        for m in CI_METRICS:
+            lo, hi = r.ci.get(m, (None, None))
+            d[f"{m}_ci_low"], d[f"{m}_ci_high"] = _r(lo), _r(hi)
+        d["p_value_vs_best"] = "" if r.p_value is None else round(r.p_value, ROUND)
+        d["best"] = r.best
+        d["not_significant_vs_best"] = bool(r.p_value is not None and r.p_value >= ALPHA)
+        d["thesis_map_at_10_triples"] = _r(r.thesis_map)
+        d["pipeline"], d["study"], d["mlflow_run"] = r.pipeline, r.study, r.mlflow_run
+        out.append(d)
+    return out
+
+
+def write_csv(rows: list[Row], path: Path) -> Path:
+    data = csv_rows(rows)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    with tmp.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(data[0]) if data else ["method"])
+        w.writeheader()
+        w.writerows(data)
+    tmp.replace(path)
+    return path
+
+
+def _order(rows: list[Row]) -> list[Row]:
+    return sorted(rows, key=lambda r: (-round(r.metrics[TEST_METRIC], 12), r.method, r.config))
+
+
+GROUP_TITLE = {("gv1", "all"): "GV1 (rebuilt), all questions",
+               ("gv1", "held_out"): "GV1 (rebuilt), questions outside the tuning set",
+               ("gv3_orkg", "all"): "GV3 (ORKG export), all questions"}
+
+
+def _title(graph: str, subset: str, n: int) -> str:
+    return GROUP_TITLE.get((graph, subset), f"{graph}, {subset}") + f" ({n})"
+
+
+def markdown(rows: list[Row], *, bound: int = BOUND) -> str:
+    """One table per graph and question set, best MAP@10 first; ≈ marks a row whose MAP@10 is not significantly
+    different from the best row's (p >= 0.05)."""
+    lines = [f"Every LLM-free method at most {bound} triples per question, with its default parameters and with the "
+             f"parameters `hublab tune-all` chose on the {TUNING_N} tuning questions "
+             f"(`{TUNING_SET}`, the same TPE budget for every method). [a, b]: 95% bootstrap interval over questions "
+             f"(10,000 resamples, seed 0). p: {TEST_NAME} of the row's per-question MAP@10 against the best row of "
+             f"the table. **best** = highest MAP@10; ≈ = not significantly different from the best at {ALPHA}.", ""]
+    groups: dict[tuple[str, str], list[Row]] = {}
+    for r in rows:
+        groups.setdefault((r.graph, r.subset), []).append(r)
+    for (graph, subset), group in groups.items():
+        lines += [f"### {_title(graph, subset, group[0].n_questions)}", "",
+                  "| method | config | Hits@10 [95% CI] | MAP@10 [95% CI] | MRR@10 | Recall@10 | triples/q | p vs best "
+                  "| thesis MAP@10 |", "|---|---|---|---|---|---|---|---|---|"]
+        for r in _order(group):
+            h, m = r.metrics[names.HITS_AT_10], r.metrics[TEST_METRIC]
+            hl, hh = r.ci[names.HITS_AT_10]
+            ml, mh = r.ci[TEST_METRIC]
+            mark = "**best**" if r.best else (f"{r.p_value:.4f} ≈" if (r.p_value or 0) >= ALPHA else
+                                              f"{r.p_value:.4f}")
+            thesis = "–" if r.thesis_map is None else f"{r.thesis_map:.3f}"
+            lines.append(f"| {r.method} | {r.config} | {h:.3f} [{hl:.3f}, {hh:.3f}] | {m:.3f} [{ml:.3f}, {mh:.3f}] | "
+                         f"{r.metrics[names.MRR_AT_10]:.3f} | {r.metrics[names.RECALL_AT_10]:.3f} | "
+                         f"{r.metrics[names.TRIPLES_PER_QUESTION]:.1f} | {mark} | {thesis} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def chart(rows: list[Row], out_dir: Path, *, bound: int = BOUND) -> list[Path]:
+    """One figure, one panel per graph and question set: every method's default and tuned MAP@10, sorted, with the
+    95% interval as error bar, the value as label and the thesis's MAP@10 as a marker. PNG and SVG, offline."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    groups: dict[tuple[str, str], list[Row]] = {}
+    for r in rows:
+        groups.setdefault((r.graph, r.subset), []).append(r)
+    n_max = max((len(g) for g in groups.values()), default=1)
+    fig, axes = plt.subplots(1, len(groups), figsize=(6.2 * len(groups), 0.42 * n_max + 1.8), squeeze=False)
+    colors = {"default": "#9aa5b1", "tuned": "#1f77b4"}
+    for ax, ((graph, subset), group) in zip(axes[0], groups.items(), strict=True):
+        ordered = list(reversed(_order(group)))
+        y = np.arange(len(ordered))
+        vals = [r.metrics[TEST_METRIC] for r in ordered]
+        lo = [v - r.ci[TEST_METRIC][0] for v, r in zip(vals, ordered, strict=True)]
+        hi = [r.ci[TEST_METRIC][1] - v for v, r in zip(vals, ordered, strict=True)]
+        ax.barh(y, vals, xerr=[lo, hi], color=[colors[r.config] for r in ordered], capsize=2,
+                error_kw={"elinewidth": 0.8})
+        for yi, r, v, h in zip(y, ordered, vals, hi, strict=True):
+            star = "" if r.best or (r.p_value or 0) < ALPHA else " ≈"
+            ax.text(v + h + 0.01, yi, f"{v:.3f}{star}", va="center", fontsize=7)
+            if r.thesis_map is not None:
+                ax.plot(r.thesis_map, yi, marker="D", color="#d62728", markersize=5, zorder=3)
+        ax.set_yticks(y, [f"{r.method} ({r.config})" for r in ordered], fontsize=8)
+        ax.set_xlim(0, 1)
+        ax.set_xlabel(f"MAP@10 at ≤{bound} triples/question (95% bootstrap CI)")
+        ax.set_title(_title(graph, subset, group[0].n_questions), fontsize=10)
+        ax.grid(axis="x", alpha=0.3)
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    fig.legend(handles=[Patch(color=colors["default"], label="default"), Patch(color=colors["tuned"], label="tuned"),
+                        Line2D([], [], marker="D", color="#d62728", ls="", label="thesis MAP@10 (OpenAI LLM)")],
+               loc="lower center", ncol=3, fontsize=8, frameon=False)
+    fig.suptitle("Every LLM-free method, default and tuned (same TPE budget on reduced GV1); ≈: not significantly "
+                 "below the best", fontsize=10)
+    fig.tight_layout(rect=(0, 0.05, 1, 0.95))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = [out_dir / "methods.png", out_dir / "methods.svg"]
+    for p in paths:
+        fig.savefig(p, dpi=130, metadata={"Date": None} if p.suffix == ".svg" else None)
+    plt.close(fig)
+    return paths
+
+
+def plot_data(rows: list[Row], out_dir: Path) -> list[Path]:
+    """Per graph and question set: ``methods_<graph>_<subset>.csv`` (label ``method (config)``, MAP@10, Hits@10):
+    the data of the DVC plots whose titles name the graph; one bar per method and configuration."""
+    groups: dict[tuple[str, str], list[Row]] = {}
+    for r in rows:
+        groups.setdefault((r.graph, r.subset), []).append(r)
+    paths = []
+    for (graph, subset), group in groups.items():
+        p = out_dir / f"methods_{graph}_{subset}.csv"
+        with p.open("w", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh)
+            w.writerow(["method_config", TEST_METRIC, names.HITS_AT_10])
+            for r in _order(group):
+                w.writerow([f"{r.method} ({r.config})", _r(r.metrics[TEST_METRIC]), _r(r.metrics[names.HITS_AT_10])])
+        paths.append(p)
+    return paths
+
+
+def log_mlflow(root: Path, rows: list[Row], files: list[Path], *, bound: int = BOUND,
+               experiment: str = EXPERIMENT) -> str:
+    """One parent run (``hublab.role=comparison``, the table, CSV and chart as artifacts) with one child per
+    method, configuration, graph and question set (tags ``config``, ``method``, ``graph``, ``subset``, the tuned
+    child's ``optuna_study``; rounded metrics and CI ends; a link to the full evaluation run). Rerunning updates
+    the same parent and children."""
+    import time
+
+    from mlflow.entities import Metric, Param, RunTag
+    from mlflow.tracking import MlflowClient
+    from mlflow.utils.mlflow_tags import MLFLOW_PARENT_RUN_ID, MLFLOW_RUN_NAME
+
+    from hublab.tracking import mlflow_log
+
+    exp_id = mlflow_log.setup(root, experiment)
+    client = MlflowClient()
+    key = f"fair-bound{bound}"
+    found = client.search_runs([exp_id], f"tags.`hublab.comparison_key` = '{key}' and tags.`hublab.role` = "
+                               "'comparison'", order_by=["attributes.start_time DESC"], max_results=1)
+    if found:
+        parent = found[0].info.run_id
+        client.update_run(parent, status="RUNNING")
+    else:
+        parent = client.create_run(exp_id, run_name=f"fair comparison (≤{bound} triples/question)", tags={
+            "hublab.comparison_key": key, "hublab.role": "comparison"}).info.run_id
+        client.log_batch(parent, params=[Param("bound", str(bound)), Param("tuning_set", TUNING_SET),
+                                         Param("test", TEST_NAME[:500]), Param("ci", "95% percentile bootstrap, "
+                                                                               "10000 resamples, seed 0")])
+    now = int(time.time() * 1000)
+    existing = {r.data.tags.get("hublab.comparison_child"): r.info.run_id for r in client.search_runs(
+        [exp_id], filter_string=f"tags.`{MLFLOW_PARENT_RUN_ID}` = '{parent}'", max_results=1000)}
+    try:
+        for r in rows:
+            ckey = f"{r.method}/{r.config}/{r.graph}/{r.subset}"
+            name = f"{r.method} · {r.config} · {r.graph}" + ("" if r.subset == "all" else f" · {r.subset}")
+            run_id = existing.get(ckey) or client.create_run(exp_id, run_name=name, tags={
+                MLFLOW_PARENT_RUN_ID: parent, MLFLOW_RUN_NAME: name}).info.run_id
+            metrics = {m: round(v, ROUND) for m, v in r.metrics.items() if math.isfinite(v)}
+            for m in CI_METRICS:
+                metrics[f"{m}_ci_low"], metrics[f"{m}_ci_high"] = (round(x, ROUND) for x in r.ci[m])
+            if r.p_value is not None:
+                metrics["p_value_vs_best"] = round(r.p_value, ROUND)
+            if r.thesis_map is not None:
+                metrics["thesis_map_at_10_triples"] = round(r.thesis_map, ROUND)
+            tags = {"config": r.config, "method": r.method, "graph": r.graph, "subset": r.subset,
+                    "hublab.comparison_child": ckey, "hublab.comparison_key": key, "hublab.pipeline": r.pipeline,
+                    "hublab.method_run_id": r.mlflow_run, "best": str(r.best)}
+            if r.study:
+                tags["optuna_study"] = r.study
+            client.log_batch(run_id, metrics=[Metric(k, v, now, 0) for k, v in metrics.items()],
+                             tags=[RunTag(k, v) for k, v in mlflow_log.safe_tags(tags).items()])
+            client.set_terminated(run_id, "FINISHED")
+        for f in files:
+            client.log_artifact(parent, str(f))
+    except BaseException:
+        client.set_terminated(parent, "FAILED")
+        raise
+    client.set_terminated(parent, "FINISHED")
+    return parent
+
+
+def write_all(st: Settings, rows: list[Row], out_dir: Path, *, bound: int = BOUND, log: bool = True) -> dict[str, Any]:
+    """methods.csv, methods.md, the chart and the plot data under ``out_dir``; the MLflow comparison run."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    csv_path = write_csv(rows, out_dir / "methods.csv")
+    md = out_dir / "methods.md"
+    md.write_text(markdown(rows, bound=bound))
+    figs = chart(rows, out_dir, bound=bound)
+    data = plot_data(rows, out_dir)
+    parent = log_mlflow(st.root, rows, [csv_path, md, *figs], bound=bound) if log else ""
+    return {"csv": csv_path, "md": md, "figures": figs, "plot_data": data, "mlflow_parent": parent}

@@ -1,0 +1,247 @@
+"""Equal-budget tuning of every LLM-free method (issue #22): ``hublab tune-all``.
+
+Every method gets the same Optuna study: TPE with a fixed seed, the same number of trials (the method's default
+configuration is trial 0, inside the budget), objective MAP@10 at the comparison's output bound (20 triples per
+question), measured on the 44-question reduced GV1 set only. The best trial's parameters are written to
+``pipelines/tuned/<method>.yaml`` with the study's name, budget and date; the comparison
+(:mod:`hublab.experiment.fair_compare`) evaluates those files next to the defaults on other questions and graphs.
+
+All search spaces are checked before the first trial of the first study, so a typo in the tenth pipeline does not
+surface after an hour of tuning. Studies live in the project's Optuna storage: rerunning the command resumes each
+study and only runs the trials still missing (``--fresh`` restarts them).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from hublab.config import Settings
+from hublab.errors import InputError
+from hublab.evaluation import names
+
+DEFAULT_TRIALS = 40
+DEFAULT_SEED = 0
+DEFAULT_BOUND = 20
+DEFAULT_DATASET = "reduced_gv1"
+OBJECTIVE = names.MAP_AT_10
+BOUND_PATH = "retriever.params.max_output_triples"
+STUDY_PREFIX = "fair"
+
+
+@dataclass
+class MethodPlan:
+    pipeline: Path
+    name: str  # pipeline name (hublink_local, bm25, ...)
+    method: str  # retriever type: the tuned file's name
+    factors: list[str]
+    # the base configuration as run: the output bound, and the retriever's declared default of every factor the
+    # YAML leaves out (so trial 0 is exactly the default, not a sampled value)
+    base_overrides: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class MethodOutcome:
+    plan: MethodPlan
+    study: str
+    tuned_file: Path
+    default_value: float | None
+    best_value: float | None
+    best_params: dict[str, Any]
+    trials: int
+    wall_s: float
+    flat: bool  # every finished trial scored the same
+
+
+@dataclass
+class TuneAllRequest:
+    pipelines: list[Path]
+    n_trials: int = DEFAULT_TRIALS
+    seed: int = DEFAULT_SEED
+    dataset: str = DEFAULT_DATASET
+    bound: int = DEFAULT_BOUND
+    out_dir: Path | None = None  # default pipelines/tuned
+    storage: str | None = None
+    fresh: bool = False
+    limit: int | None = None  # tests only: the first N questions
+    progress: bool = True
+    reports_dir: Path | None = None  # per-study outputs (default reports/tune/fair)
+    graph: str | None = None
+    outcomes: list[MethodOutcome] = field(default_factory=list)
+
+
+def study_name(plan: MethodPlan, dataset: str) -> str:
+    return f"{STUDY_PREFIX}-{plan.name}-{dataset}"
+
+
+def plan_methods(pipelines: list[Path], *, n_trials: int, bound: int) -> list[MethodPlan]:
+    """Load and check every pipeline and its search space; raise the first problem before any trial runs."""
+    from hublab.pipeline.config import load_pipeline
+    from hublab.retrievers.registry import get_retriever_class
+    from hublab.tuning.space import applicable, check_space, get_path, set_path, space_from_pipeline
+
+    if isinstance(n_trials, bool) or not isinstance(n_trials, int) or n_trials < 1:
+        raise InputError(f"the budget must be at least 1 trial (got {n_trials!r})", field="n_trials")
+    if bound < 1:
+        raise InputError(f"the output bound must be at least 1 triple (got {bound!r})", field="bound")
+    plans: list[MethodPlan] = []
+    seen: dict[str, Path] = {}
+    for path in pipelines:
+        cfg = load_pipeline(path)
+        if cfg.llm.get("backend", "none") != "none":
+            raise InputError("not an LLM-free pipeline (llm.backend must be none for the equal-budget study)",
+                             file=str(path), field="llm.backend")
+        base = set_path(cfg.to_dict(), BOUND_PATH, bound)
+        space = applicable(space_from_pipeline(cfg.search_space, source=str(path)), base)
+        check_space(space, base, source=str(path))
+        overrides: dict[str, Any] = {BOUND_PATH: bound}
+        declared = get_retriever_class(cfg.retriever_type).declared_params()
+        for f in space.factors:
+            key = f.path.removeprefix("retriever.params.")
+            if get_path(base, f.path, None) is None and key in declared and declared[key][1] not in (None, ...):
+                overrides[f.path] = declared[key][1]
+        if cfg.retriever_type in seen:
+            raise InputError(f"method {cfg.retriever_type!r} is already tuned from {seen[cfg.retriever_type]}",
+                             file=str(path), field="retriever.type")
+        seen[cfg.retriever_type] = path
+        plans.append(MethodPlan(Path(path), cfg.name, cfg.retriever_type, [f.path for f in space.factors],
+                                overrides))
+    return plans
+
+
+def within_budget(result: Any, n_trials: int) -> list[dict[str, Any]]:
+    """The finished trials among the study's first ``n_trials``: a seeded TPE study is sequential, so its first N
+    trials are exactly what an N-trial study runs, and a study once run longer is still judged at the common
+    budget (the same budget for every method)."""
+    return [t for t in result.trials if t["number"] < n_trials and t["state"] == "COMPLETE" and t["values"]]
+
+
+def best_within(trials: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Highest objective (rounded, so float noise never decides); ties go to the earlier trial (trial 0 = the
+    default)."""
+    return min(trials, key=lambda t: (-round(float(t["values"][0]), 10), t["number"]), default=None)
+
+
+def _default_value(result: Any) -> float | None:
+    """The base configuration's score: trial 0 (enqueued) when it finished."""
+    for t in result.trials:
+        if t["number"] == 0 and t["state"] == "COMPLETE" and t["values"]:
+            return float(t["values"][0])
+    return None
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return Path(path).resolve().relative_to(Path(root).resolve()).as_posix()
+    except ValueError:
+        return Path(path).as_posix()
+
+
+def _portable_storage(url: str | None, root: Path) -> str:
+    """The storage URL as written into a git-tracked file: the project's own sqlite file relative to the project,
+    credentials redacted."""
+    from hublab.tuning.storage import redact_url
+
+    if not url:
+        return "in-memory"
+    prefix = "sqlite:///"
+    if url.startswith(prefix):
+        return prefix + _rel(Path(url[len(prefix):]), root)
+    return redact_url(url)
+
+
+def write_tuned(plan: MethodPlan, best_params: dict[str, Any], meta: dict[str, Any], out_dir: Path) -> Path:
+    """``<out_dir>/<method>.yaml``: the default pipeline with the output bound and the best trial's values, and
+    a ``tuned`` section saying where they came from. Written atomically."""
+    import yaml
+
+    from hublab.pipeline.config import load_pipeline
+    from hublab.tuning.space import set_path
+
+    cfg = load_pipeline(plan.pipeline)
+    data = cfg.to_dict()
+    for path, value in sorted({**plan.base_overrides, **best_params}.items()):
+        data = set_path(data, path, value)
+    data["name"] = f"{cfg.name}_tuned"
+    data = {"name": data.pop("name"), "description": f"{cfg.name} with parameters chosen by study "
+            f"{meta['study']} ({meta['sampler']}, {meta['n_trials']} trials, {meta['objective']} on "
+            f"{meta['dataset']} at {meta['bound']} triples/question)", **data, "tuned": meta}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    target = out_dir / f"{plan.method}.yaml"
+    header = (f"# Written by `hublab tune-all` on {meta['date']}: do not edit by hand, rerun the study instead.\n"
+              f"# Default: {meta['default_pipeline']}; tuned factors: {', '.join(plan.factors)}.\n")
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_text(header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+    tmp.replace(target)
+    load_pipeline(target)  # the file must load as a pipeline (fails loudly here, not in the comparison)
+    return target
+
+
+def tune_all(req: TuneAllRequest, *, settings: Settings | None = None, evaluator: Any = None,
+             on_method: Any = None) -> list[MethodOutcome]:
+    """Tune every pipeline with the same budget; write one tuned file per method; return what happened."""
+    from hublab.config import settings as load_settings
+    from hublab.tuning.orchestrate import TuneRequest, run_tune
+
+    st = settings or load_settings()
+    plans = plan_methods(req.pipelines, n_trials=req.n_trials, bound=req.bound)
+    out_dir = req.out_dir or (st.root / "pipelines" / "tuned")
+    reports = req.reports_dir or (st.root / "reports" / "tune" / STUDY_PREFIX)
+    outcomes: list[MethodOutcome] = []
+    for plan in plans:
+        name = study_name(plan, req.dataset)
+        t0 = time.perf_counter()
+        outcome = run_tune(TuneRequest(
+            pipeline=plan.pipeline, study=name, mode="tpe", dataset=req.dataset, graph=req.graph,
+            storage=req.storage, n_trials=req.n_trials, objectives=[OBJECTIVE], limit=req.limit, seed=req.seed,
+            carbon=False, output_dir=reports / plan.name, progress=req.progress, fresh=req.fresh,
+            base_overrides=plan.base_overrides, enqueue_base=True, prune=False,
+            trial_artifacts=False), settings=st,
+            evaluator=evaluator)
+        wall = time.perf_counter() - t0
+        res = outcome.result
+        trials = within_budget(res, req.n_trials)
+        best = best_within(trials)
+        if best is None:
+            raise InputError(f"study {name}: no trial finished; see the MLflow experiment tune-{name}",
+                             file=str(plan.pipeline))
+        values = [float(t["values"][0]) for t in trials]
+        default = _default_value(res)
+        best_value = float(best["values"][0])
+        # ties keep the default: a tuned file only differs from the default when a trial scored higher
+        best_params = best["params"] if default is None or round(best_value, 10) > round(default, 10) else {}
+        meta = {"study": name, "storage": _portable_storage(outcome.spec.storage, st.root),
+                "sampler": f"TPE (seed {req.seed})", "n_trials": req.n_trials, "trials_finished": len(values),
+                "objective": OBJECTIVE, "dataset": req.dataset, "bound": req.bound,
+                "date": datetime.now(UTC).isoformat(timespec="seconds"),
+                "default_pipeline": _rel(plan.pipeline, st.root),
+                "default_value": None if default is None else round(default, 4),
+                "best_value": round(best_value, 4), "best_trial": int(best["number"]),
+                "flat": len({round(v, 6) for v in values}) <= 1,
+                "mlflow_experiment": outcome.experiment, "mlflow_parent_run": outcome.parent_run_id,
+                "params": {k: v for k, v in sorted(best_params.items())}}
+        target = write_tuned(plan, best_params, meta, out_dir)
+        done = MethodOutcome(plan, name, target, default, best_value, best_params, len(values), wall, meta["flat"])
+        outcomes.append(done)
+        if on_method is not None:
+            on_method(done)
+    return outcomes
+
+
+def _fmt(v: float | None) -> str:
+    return "–" if v is None else f"{v:.4f}"
+
+
+def markdown(outcomes: list[MethodOutcome]) -> str:
+    """One line per method: default and best objective on the tuning set, the chosen values, wall time."""
+    lines = [f"| method | study | trials | {OBJECTIVE} default | {OBJECTIVE} tuned | chosen | wall s |",
+             "|---|---|---|---|---|---|---|"]
+    for o in outcomes:
+        chosen = ", ".join(f"{k.rsplit('.', 1)[-1]}={v}" for k, v in sorted(o.best_params.items())) or (
+            "flat study: every trial scored the same" if o.flat else "default kept (no trial scored higher)")
+        lines.append(f"| {o.plan.method} | {o.study} | {o.trials} | {_fmt(o.default_value)} | {_fmt(o.best_value)} "
+                     f"| {chosen} | {o.wall_s:.0f} |")
+    return "\n".join(lines) + "\n"

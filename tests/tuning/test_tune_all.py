@@ -1,0 +1,157 @@
+"""`hublab tune-all` (issue #22): the same TPE budget for every method, tuned files with provenance, resumable
+studies, and bad search spaces refused before any trial. On a 12-paper subgraph of the GV3 export, 5 questions,
+a handful of trials (the fast tier)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import make_project
+
+BM25 = """
+name: bm25_tiny
+retriever:
+  type: bm25
+  params: {units: auto, n_results: 30}
+llm: {backend: none}
+evaluation: {k: 10}
+search_space:
+  retriever.params.k1: {low: 0.2, high: 3.0}
+  retriever.params.b: {low: 0.0, high: 1.0}
+"""
+
+TOG = """
+name: tog_tiny
+retriever:
+  type: tog
+  params: {width: 3, max_depth: 2, technique: embedding, seed: 0}
+llm: {backend: none}
+embedder: {model: all-MiniLM-L6-v2}
+evaluation: {k: 10}
+search_space:
+  retriever.params.width: {low: 2, high: 6}
+  retriever.params.bidirectional: {values: [true, false]}
+"""
+
+
+@pytest.fixture()
+def project(tmp_path: Path, shared: Path, gv3_orkg_graph, monkeypatch) -> Path:
+    from hublab.datasets.kgqa_csv import load_kgqa_csv
+    from hublab.graph.model import parse_triple_string
+    from hublab.graph.rdf import RdfKnowledgeGraph
+
+    kg = gv3_orkg_graph
+    pairs = [p for p in load_kgqa_csv(shared / "data/kgqa/flat_distributed.csv") if len(p.golden_triples) <= 2][:5]
+    papers: list[str] = []
+    for p in pairs:
+        for t in p.golden_triples:
+            paper = kg.paper_of(parse_triple_string(t).subject_id)
+            if paper and paper.uid not in papers:
+                papers.append(paper.uid)
+    papers += [e.uid for e in kg.entities_by_type("Paper") if e.uid not in papers][: 12 - len(papers)]
+    graph = RdfKnowledgeGraph.from_triples([t for uid in papers for t in kg.subgraph(uid)])
+    root = make_project(tmp_path / "proj", shared, graph, pairs, monkeypatch)
+    (root / "pipelines").mkdir()
+    (root / "pipelines/bm25.yaml").write_text(BM25)
+    (root / "pipelines/tog_local.yaml").write_text(TOG)
+    monkeypatch.chdir(root)
+    return root
+
+
+def _run(args: list[str]):
+    from typer.testing import CliRunner
+
+    from hublab.cli import app
+
+    return CliRunner().invoke(app, ["tune-all", *args, "--dataset", "gv3_orkg", "--no-progress"])
+
+
+def _study(root: Path, name: str):
+    import optuna
+
+    return optuna.load_study(study_name=name, storage=f"sqlite:///{root / 'mlruns/optuna.db'}")
+
+
+@pytest.mark.slow  # loads MiniLM for ToG
+def test_every_method_gets_the_same_budget_and_a_tuned_file(project: Path):
+    res = _run(["pipelines/bm25.yaml", "pipelines/tog_local.yaml", "--n-trials", "2"])
+    assert res.exit_code == 0, res.output
+    for method, pipe, default in (("bm25", "bm25_tiny", {"retriever.params.k1": 1.5, "retriever.params.b": 0.75}),
+                                  ("tog", "tog_tiny", {"retriever.params.width": 3})):
+        study = _study(project, f"fair-{pipe}-gv3_orkg")
+        done = [t for t in study.trials if t.state.name == "COMPLETE"]
+        assert len(done) == 2  # the same budget for each method
+        assert {k: done[0].params[k] for k in default} == default  # trial 0 is the default configuration
+        tuned = yaml.safe_load((project / f"pipelines/tuned/{method}.yaml").read_text())
+        meta = tuned["tuned"]
+        assert meta["study"] == f"fair-{pipe}-gv3_orkg" and meta["n_trials"] == 2 and meta["dataset"] == "gv3_orkg"
+        assert meta["objective"] == "map_at_10_triples" and meta["bound"] == 20 and meta["date"]
+        assert meta["default_value"] == pytest.approx(done[0].value, abs=1e-4)
+        assert meta["best_value"] == pytest.approx(max(t.value for t in done), abs=1e-4)
+        assert tuned["retriever"]["params"]["max_output_triples"] == 20
+        assert "search_space" not in tuned
+        for path, value in meta["params"].items():  # the chosen values are in the file's retriever params
+            assert tuned["retriever"]["params"][path.rsplit(".", 1)[-1]] == value
+        if meta["best_value"] <= meta["default_value"]:
+            assert meta["params"] == {}  # nothing beat the default: the default is kept
+        from hublab.pipeline.config import load_pipeline
+
+        assert load_pipeline(project / f"pipelines/tuned/{method}.yaml").tuned["study"] == meta["study"]
+
+
+def test_rerun_resumes_without_repeating_finished_trials(project: Path):
+    assert _run(["pipelines/bm25.yaml", "--n-trials", "1"]).exit_code == 0
+    first = [(t.number, t.params) for t in _study(project, "fair-bm25_tiny-gv3_orkg").trials]
+    assert _run(["pipelines/bm25.yaml", "--n-trials", "1"]).exit_code == 0
+    assert [(t.number, t.params) for t in _study(project, "fair-bm25_tiny-gv3_orkg").trials] == first
+    assert _run(["pipelines/bm25.yaml", "--n-trials", "3"]).exit_code == 0
+    trials = _study(project, "fair-bm25_tiny-gv3_orkg").trials
+    assert len(trials) == 3 and [(t.number, t.params) for t in trials[:1]] == first
+
+
+def test_same_seed_same_study(project: Path, tmp_path: Path):
+    a = _run(["pipelines/bm25.yaml", "--n-trials", "3", "--storage", f"sqlite:///{tmp_path / 'a.db'}"])
+    b = _run(["pipelines/bm25.yaml", "--n-trials", "3", "--storage", f"sqlite:///{tmp_path / 'b.db'}", "--fresh"])
+    assert a.exit_code == 0 and b.exit_code == 0
+    import optuna
+
+    params = [[t.params for t in optuna.load_study(study_name="fair-bm25_tiny-gv3_orkg",
+                                                   storage=f"sqlite:///{db}").trials]
+              for db in (tmp_path / "a.db", tmp_path / "b.db")]
+    assert params[0] == params[1]
+
+
+@pytest.mark.parametrize(("space", "field", "words"), [
+    ({"retriever.params.k3": {"low": 0.1, "high": 1.0}}, "search_space.retriever.params.k3", "unknown parameter"),
+    ({"retriever.params.k1": {"values": []}}, "search_space.retriever.params.k1", "non-empty"),
+    ({"retriever.params.b": {"low": 0.9, "high": 0.1}}, "search_space.retriever.params.b", "low <= high"),
+    ({"retriever.params.b": {"low": 0.5, "high": 0.5}}, "search_space.retriever.params.b", "empty range"),
+    ({"retriever.params.b": {"low": 0.0, "high": 2.0}}, "search_space.retriever.params.b", "refused"),
+    ({"retriever.params.k1": {"values": ["high", "low"]}}, "search_space.retriever.params.k1", "refused"),
+    ({"retriever.params.k1": "fast"}, "search_space.retriever.params.k1", "expected"),
+    (None, "search_space", "no tunable parameter"),
+])
+def test_bad_search_space_is_one_line_naming_file_and_field_before_any_trial(project: Path, space, field, words):
+    data = yaml.safe_load(BM25)
+    if space is None:
+        data.pop("search_space")
+    else:
+        data["search_space"] = space
+    (project / "pipelines/bad.yaml").write_text(yaml.safe_dump(data))
+    # the good pipeline first: nothing may run before the bad one is refused
+    res = _run(["pipelines/bm25.yaml", "pipelines/bad.yaml", "--n-trials", "2"])
+    assert res.exit_code != 0
+    msg = str(res.exception)
+    assert "\n" not in msg and "pipelines/bad.yaml" in msg and f"'{field}'" in msg and words in msg, msg
+    assert not (project / "mlruns/optuna.db").exists()  # no study opened, no trial ran
+    assert not (project / "pipelines/tuned").exists()
+
+
+def test_zero_trials_refused_before_any_trial(project: Path):
+    res = _run(["pipelines/bm25.yaml", "--n-trials", "0"])
+    assert res.exit_code != 0
+    assert "n_trials" in str(res.exception) and "at least 1 trial" in str(res.exception)
+    assert not (project / "mlruns/optuna.db").exists()
