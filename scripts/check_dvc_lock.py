@@ -23,10 +23,14 @@ def is_code(dep: str) -> bool:
     return dep.startswith(CODE_PREFIXES) or dep in ("params.yaml", "dvc.yaml")
 
 
-def stale_stages(status: dict) -> dict[str, list[str]]:
-    """Stage → its changed code, pipeline or params dependencies, from ``dvc status --json``."""
+def stale_stages(status: dict, locked: set[str] | None = None) -> dict[str, list[str]]:
+    """Stage → its changed code, pipeline or params dependencies, from ``dvc status --json``; only stages recorded
+    in ``locked`` (the stages of dvc.lock) when given: a stage that was never run has no committed outputs that
+    could contradict the code (``never_run`` lists those)."""
     out: dict[str, list[str]] = {}
     for stage, entries in status.items():
+        if locked is not None and stage not in locked:
+            continue
         changed: list[str] = []
         for entry in entries if isinstance(entries, list) else []:
             if not isinstance(entry, dict):
@@ -41,6 +45,18 @@ def stale_stages(status: dict) -> dict[str, list[str]]:
     return out
 
 
+def locked_stages(lock_file: Path) -> set[str]:
+    import yaml
+
+    if not lock_file.exists():
+        return set()
+    return set((yaml.safe_load(lock_file.read_text()) or {}).get("stages", {}))
+
+
+def never_run(status: dict, locked: set[str]) -> list[str]:
+    return sorted(s for s in status if s not in locked)
+
+
 def main() -> int:
     dvc = ROOT / ".venv" / "bin" / "dvc"
     proc = subprocess.run([str(dvc) if dvc.exists() else "dvc", "status", "--json"], cwd=ROOT,
@@ -49,7 +65,11 @@ def main() -> int:
         print(f"check_dvc_lock: `dvc status` failed:\n{proc.stderr.strip()}", file=sys.stderr)
         return 1
     text = proc.stdout.strip()
-    stale = stale_stages(json.loads(text[text.index("{"):]) if "{" in text else {})
+    status = json.loads(text[text.index("{"):]) if "{" in text else {}
+    locked = locked_stages(ROOT / "dvc.lock")
+    for stage in never_run(status, locked):
+        print(f"note: stage {stage} has never been run (not in dvc.lock): nothing committed to check", file=sys.stderr)
+    stale = stale_stages(status, locked)
     if not stale:
         print("dvc.lock matches the code, pipelines and params")
         return 0

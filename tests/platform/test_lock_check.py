@@ -30,3 +30,12 @@ def test_code_and_params_changes_are_stale_data_is_not():
 def test_an_up_to_date_status_has_nothing_stale():
     assert check.stale_stages({}) == {}
     assert check.stale_stages({"snapshot": [{"changed outs": {"data/snapshots": "not in cache"}}]}) == {}
+
+
+def test_a_stage_never_run_is_noted_not_failed():
+    status = {"compare_fair": [{"changed deps": {"src/hublab/evaluation": "modified"}}],
+              "index@0": [{"changed deps": {"src/hublab/retrievers": "modified"}}]}
+    locked = {"index@0", "snapshot"}
+    assert check.stale_stages(status, locked) == {"index@0": ["src/hublab/retrievers (modified)"]}
+    assert check.never_run(status, locked) == ["compare_fair"]
+    assert check.locked_stages(ROOT / "dvc.lock") >= {"snapshot", "graphs", "datasets", "index@0", "evaluate@0"}
