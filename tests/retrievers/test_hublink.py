@@ -16,6 +16,7 @@ from hublab.retrievers.base import Resources, RetrievalResult
 from hublab.retrievers.methods.hublink.hubs import HubDetector, all_hub_roots, hub_paths
 from hublab.retrievers.methods.hublink.search import Hub, HubSearch, PathHit, hub_score, prune_hubs
 from hublab.retrievers.registry import get_retriever_class
+from real_parts import need_module
 
 
 def K(uid: str, text: str, *types: str) -> Knowledge:
@@ -117,7 +118,7 @@ def test_unknown_topic_entity_and_empty_graph_give_empty_valid_results(embedder,
 def test_embedded_llamacpp_end_to_end_two_questions(embedder, tmp_path):
     """Every LLM step through the embedded gemma (grammar JSON); a 270M model's wording is not judged, only
     that the pipeline yields valid results with the retrieved triples, an answer and the source list."""
-    pytest.importorskip("llama_cpp")
+    need_module("llama_cpp")
     from hublab.llm.factory import build_llm
 
     llm = build_llm({"backend": "llamacpp", "cache": False, "max_tokens": 256})
