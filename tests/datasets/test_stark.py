@@ -7,7 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from baseline_support import ScriptedLLM, make_embedder
+from baseline_support import ScriptedLLM
 from hublab.datasets.stark.evaluate import evaluate, ranked_node_ids
 from hublab.datasets.stark.skb import SkbKnowledgeGraph, load_qa
 from hublab.datasets.stark.synthetic import write_synthetic_skb
@@ -28,8 +28,8 @@ def skb(skb_dir):
 
 
 @pytest.fixture(scope="session")
-def stark_res(skb, tmp_path_factory):
-    return Resources(graph=skb, embedder=make_embedder(tmp_path_factory.mktemp("emb")), index_name="stark_t")
+def stark_res(skb, minilm):
+    return Resources(graph=skb, embedder=minilm, index_name="stark_t")
 
 
 def _paper(skb, title_prefix: str):

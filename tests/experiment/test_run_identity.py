@@ -371,6 +371,7 @@ def _spawn(project: Path, script: Path, sleep_s: str) -> subprocess.Popen:
                             stderr=subprocess.STDOUT, text=True)
 
 
+@pytest.mark.slow  # subprocesses
 def test_second_process_changes_nothing_and_killed_run_is_marked_and_resumed(project: Path):
     script = project / "go.py"
     script.write_text(SCRIPT.format(tests=str(Path(__file__).resolve().parent)))

@@ -17,8 +17,8 @@ from real_parts import need_module
 
 
 @pytest.fixture(scope="session")
-def embedder(tmp_path_factory):
-    return build_embedder({"device": "cpu"}, cache_dir=tmp_path_factory.mktemp("cache"))
+def embedder(minilm):
+    return minilm  # the project default (all-MiniLM-L6-v2), the session's: loaded once
 
 
 def test_embeddings_are_normalised_and_semantic(embedder):

@@ -14,7 +14,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from baseline_support import make_embedder
 from hublab.retrievers.base import Resources
 from hublab.retrievers.registry import build_retriever
 from hublab.vectorstore.factory import build_vector_store
@@ -75,7 +74,7 @@ def test_store_by_uri_uses_native_search_with_filters(milvus_uri, tmp_path):
 
 
 @pytest.mark.parametrize("method", ["hublink", "difar"])
-def test_retriever_on_server_matches_lite_file(milvus_uri, tmp_path, gv3_orkg_graph, method):
+def test_retriever_on_server_matches_lite_file(milvus_uri, tmp_path, gv3_orkg_graph, method, minilm):
     """The same method on the same graph: Milvus server (native search) vs. Lite file (exact mirror)."""
     from hublab.graph.rdf import RdfKnowledgeGraph
     from hublab.retrievers.methods.hublink.hubs import HubDetector, all_hub_roots, hub_paths
@@ -84,7 +83,7 @@ def test_retriever_on_server_matches_lite_file(milvus_uri, tmp_path, gv3_orkg_gr
     papers = all_hub_roots(gv3_orkg_graph, det, ["R659055"])[:6]
     triples = {t.render(): t for p in papers for hp in hub_paths(gv3_orkg_graph, det, p) for t in hp.triples}
     graph = RdfKnowledgeGraph.from_triples(list(triples.values()), name="gv3_six")
-    embedder = make_embedder(tmp_path / "emb")
+    embedder = minilm
     title = graph.entity(papers[2]).text
     question = f"In which venue has the paper with the title '{title}' been published?"
     out = {}

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from baseline_support import make_embedder, make_vector_store
+from baseline_support import make_vector_store
 from hublab.graph.model import Knowledge, Triple
 from hublab.graph.rdf import RdfKnowledgeGraph
 from hublab.llm.base import LLM, LLMResponse
@@ -39,8 +39,8 @@ def _graph() -> RdfKnowledgeGraph:
 
 
 @pytest.fixture(scope="module")
-def embedder(tmp_path_factory):
-    return make_embedder(tmp_path_factory.mktemp("emb"))
+def embedder(minilm):
+    return minilm  # the session's MiniLM (conftest): loaded once, each text embedded once
 
 
 def _retriever(graph, embedder, tmp_path, **kw):

@@ -111,6 +111,7 @@ def test_no_generated_question_is_a_benchmark_question(gv3_orkg_graph, shared):
     assert not [g for g in generated if any(b in g for b in long_bench)]
 
 
+@pytest.mark.slow  # subprocesses
 def test_tiny_finetune_saves_registers_and_reloads(graph, tmp_path, monkeypatch):
     import yaml
 

@@ -50,6 +50,7 @@ def test_l2_scores_are_higher_for_closer_vectors(tmp_path):
         assert hits[0].fields["text"] == "alpha" and hits[0].score > hits[-1].score
 
 
+@pytest.mark.slow  # subprocesses
 def test_second_process_gets_a_clear_lock_error(tmp_path):
     path = tmp_path / "lock.db"
     _filled(path)
