@@ -104,9 +104,35 @@ def gv3_orkg_graph(gv3_export: Path):
     return RdfKnowledgeGraph.load(gv3_export, name="gv3_orkg")
 
 
-def make_project(root: Path, shared: Path, graph, pairs, monkeypatch) -> Path:
+_MLFLOW_TEMPLATE: list[Path] = []
+
+
+def migrated_mlflow_store() -> Path:
+    """An empty MLflow sqlite store with its schema migrated, built once a session: creating the schema (alembic,
+    dozens of migrations) costs seconds per store, a file copy nothing. Its default experiment's artifact location
+    is a project's ``mlruns/artifacts``, which ``mlflow_log.setup`` re-points to the copy's (relocate_artifacts)."""
+    if not _MLFLOW_TEMPLATE:
+        import tempfile
+
+        from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+
+        from hublab.tracking.mlflow_log import artifact_root
+
+        base = Path(tempfile.mkdtemp(prefix="hublab-mlflow-template-"))
+        db = base / "mlruns" / "mlflow.db"
+        db.parent.mkdir(parents=True)
+        store = SqlAlchemyStore(f"sqlite:///{db}", artifact_root(base))
+        store.engine.dispose()
+        _MLFLOW_TEMPLATE.append(db)
+    return _MLFLOW_TEMPLATE[0]
+
+
+def make_project(root: Path, shared: Path, graph, pairs, monkeypatch, *, mlflow_store: bool = True) -> Path:
     """A throwaway HubLab project: params.yaml from the repo's (paths inside ``root``), the graph as the
-    gv3_orkg snapshot and ``pairs`` as the gv3_orkg dataset; HUBLAB_ROOT points at it."""
+    gv3_orkg snapshot and ``pairs`` as the gv3_orkg dataset; HUBLAB_ROOT points at it. ``mlflow_store``: start
+    with a copy of the session's migrated, empty MLflow store (``migrated_mlflow_store``) instead of none."""
+    import shutil
+
     import yaml
 
     from hublab.config import _load_params
@@ -118,6 +144,9 @@ def make_project(root: Path, shared: Path, graph, pairs, monkeypatch) -> Path:
     (root / "params.yaml").write_text(yaml.safe_dump(params))
     graph.save(root / "data/snapshots/gv3_orkg.ttl")
     write_jsonl(pairs, root / "data/kgqa/gv3_orkg.jsonl")
+    if mlflow_store:
+        (root / "mlruns").mkdir(exist_ok=True)
+        shutil.copyfile(migrated_mlflow_store(), root / "mlruns" / "mlflow.db")
     monkeypatch.setenv("HUBLAB_ROOT", str(root))
     _load_params.cache_clear()
     return root

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # runs DiFaR (MiniLM over the graph) through the CLI
+
 
 @pytest.fixture()
 def project(tmp_path: Path, shared: Path, gv3_orkg_graph, monkeypatch) -> Path:
