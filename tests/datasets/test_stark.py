@@ -127,6 +127,7 @@ def test_four_step_focus_solves_multi_hop_with_llm_triplets(skb, skb_dir, stark_
     assert r.last_trace.rounds[-1]["1"] == n
 
 
+@pytest.mark.slow  # the stark CLI loads MiniLM
 def test_cli_stark_eval(skb_dir, tmp_path):
     from hublab.cli import app
 
@@ -145,6 +146,7 @@ def test_cli_stark_eval(skb_dir, tmp_path):
     assert any(q["pred_ids"] for q in data["per_query"]), "bm25 ranked no node for any query"
 
 
+@pytest.mark.slow  # the stark CLI loads MiniLM
 def test_cli_four_step_focus_with_milvus_index_reused(skb_dir, tmp_path, monkeypatch):
     from hublab.cli import app
 

@@ -33,12 +33,8 @@ def test_instruction_following_judge_with_embedded_llm():
 
 
 @pytest.mark.llama
-def test_ragas_faithfulness_through_local_openai_compatible_server():
-    need_module("llama_cpp")
-    from hublab.llm.llamacpp import serve_llamacpp
-
-    with serve_llamacpp() as url:
-        ev = GenerationEvaluator(["faithfulness"], ragas_base_url=url, ragas_model="gemma3-270m")
-        out = ev.evaluate([ROW])[0]
+def test_ragas_faithfulness_through_local_openai_compatible_server(llama_server):
+    ev = GenerationEvaluator(["faithfulness"], ragas_base_url=llama_server, ragas_model="gemma3-270m")
+    out = ev.evaluate([ROW])[0]
     assert not ev.skipped
     assert out["faithfulness"] is not None and 0.0 <= out["faithfulness"] <= 1.0
