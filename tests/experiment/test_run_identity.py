@@ -332,6 +332,7 @@ def test_mlflow_tracking_uri_from_the_environment_is_honoured(project: Path, tmp
 
     from hublab.experiment.runner import run_experiment
 
+    (project / "mlruns" / "mlflow.db").unlink()  # no project store (make_project copies a migrated one in)
     other = tmp_path / "elsewhere"
     other.mkdir()
     uri = f"sqlite:///{other / 'x.db'}"
