@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+pytestmark = pytest.mark.slow  # a whole OFAT study through the CLI
+
 PIPELINE = """
 name: hublink_tiny
 retriever:
