@@ -2,18 +2,59 @@
 # One command for a fresh machine: create the environment, then run the main job on the embedded defaults —
 # DVC builds snapshot → graph variants → KGQA datasets → HubLink index → evaluation (LLM-free HubLink on the
 # real ORKG GV3 export and on the rebuilt GV1), logs every run to MLflow, and prints the metrics.
+# One progress line per phase (and per DVC stage) with its time; the full output goes to $HUBLAB_QUICKSTART_LOG
+# (default .cache/quickstart.log), whose tail is printed when a phase fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+T0=$SECONDS
+mkdir -p .cache
+LOG="${HUBLAB_QUICKSTART_LOG:-.cache/quickstart.log}"
+: > "$LOG"
+
+fail() {  # fail "<phase>" rc
+  echo "--- last 40 lines of $LOG ---" >&2
+  tail -n 40 "$LOG" >&2
+  echo "--- quickstart failed in phase: $1 (exit $2; full output: $LOG) ---" >&2
+  exit "$2"
+}
+
+dvc_progress() {  # stdin: dvc repro output. Everything to the log; one line per stage that ran, with its time.
+  local name="" start=$SECONDS line skipped=0
+  while IFS= read -r line; do
+    printf '%s\n' "$line" >> "$LOG"
+    case "$line" in
+      "Running stage '"*)
+        [ -n "$name" ] && printf 'quickstart:     stage %-36s %5ss\n' "$name" "$((SECONDS - start))"
+        name=${line#"Running stage '"}; name=${name%%"'"*}; start=$SECONDS ;;
+      "Stage '"*"didn't change, skipping"*) skipped=$((skipped + 1)) ;;
+    esac
+  done
+  [ -n "$name" ] && printf 'quickstart:     stage %-36s %5ss\n' "$name" "$((SECONDS - start))"
+  [ "$skipped" -eq 0 ] || printf 'quickstart:     %s stage(s) up to date, skipped\n' "$skipped"
+}
+
+echo "quickstart: [1/3] environment (scripts/setup.sh)" >&2
+start=$SECONDS
 bash scripts/setup.sh
+printf 'quickstart: [1/3] environment ready %44s\n' "$((SECONDS - start))s" >&2
+
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 MLFLOW_DISABLE_TELEMETRY=true RAGAS_DO_NOT_TRACK=true \
   DO_NOT_TRACK=true DVC_NO_ANALYTICS=1 TOKENIZERS_PARALLELISM=false
 .venv/bin/dvc config core.analytics false
 # HubLink on the GV3 export and on GV1 = evaluate.runs[0] and [1] of params.yaml. The comparison of every
 # LLM-free method (`dvc repro compare`) adds much more time on a fresh machine: docs/data-pipeline.md.
-.venv/bin/dvc repro evaluate@0 evaluate@1
+echo "quickstart: [2/3] pipeline: dvc repro evaluate@0 evaluate@1 (snapshot, graphs, datasets, index, evaluate)" >&2
+start=$SECONDS
+rc=0
+.venv/bin/dvc repro evaluate@0 evaluate@1 2>&1 | dvc_progress || rc=$?
+[ "$rc" -eq 0 ] || fail "pipeline (dvc repro)" "$rc"
+printf 'quickstart: [2/3] pipeline done %48s\n' "$((SECONDS - start))s" >&2
+
+echo "quickstart: [3/3] summary" >&2
 echo
 .venv/bin/python -m hublab.cli report summary
 echo
+printf 'quickstart: done in %ss (full output: %s)\n' "$((SECONDS - T0))" "$LOG" >&2
 echo "MLflow UI: .venv/bin/mlflow ui --backend-store-uri sqlite:///mlruns/mlflow.db   (then open http://127.0.0.1:5000)"
 echo "Every LLM-free method side by side (reports/summary/methods.md): .venv/bin/dvc repro compare"
 echo "Parameter study (thesis OFAT on reduced GV1): .venv/bin/dvc repro tune"

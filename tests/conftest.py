@@ -1,4 +1,13 @@
-"""Shared fixtures: paths to the real reference data in ../shared and offline settings."""
+"""Shared fixtures: paths to the real reference data in ../shared and offline settings, the shared MiniLM
+embedder, and the test tiers.
+
+Test tiers (``bash scripts/test.sh --fast`` deselects ``slow``; the full suite, what CI runs, keeps every test):
+a test is ``slow`` (full tier only) when it is marked ``@pytest.mark.slow`` or ``@pytest.mark.llama``, its module
+sets ``pytestmark = pytest.mark.slow``, or it uses, directly or through another fixture, one of ``SLOW_FIXTURES``
+(servers, subprocess-built projects, the MiniLM model). So a new test that needs MiniLM asks for the session
+``minilm`` fixture (or ``hashing`` where embedding quality does not matter, staying in the fast tier); one that
+starts processes or servers marks itself ``slow``.
+"""
 
 from __future__ import annotations
 
@@ -11,11 +20,54 @@ from hublab.env import apply_offline_defaults
 from hublink_fixtures import hublink_gv3_small  # noqa: F401 - the indexed 10-paper GV3 subgraph
 from llm_servers import fault_server, llama_server  # noqa: F401 - shared fixtures (one llama.cpp server a session)
 from mlflow_servers import mlflow_project, mlflow_server  # noqa: F401 - one mlflow server a session
+from real_parts import CI, missing, need_module
 
 apply_offline_defaults()
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("HUBLAB_SHARED", ROOT.parent / "shared"))
+
+
+# fixtures that start a server or subprocesses, or load MiniLM: every test using one is full tier only
+SLOW_FIXTURES = frozenset({
+    "minilm", "hublink_gv3_small",  # the MiniLM model (and an index built with it)
+    "llama_server", "mlflow_server", "mlflow_project", "postgres_url", "milvus_uri",  # server processes
+    "base_project", "fresh_project", "indexed_project", "reference_run",  # tests/reliability: `hublab` subprocesses
+})
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.get_closest_marker("llama") or SLOW_FIXTURES.intersection(item.fixturenames):
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Under ``CI=true`` a skipped test that needs llama.cpp is a failure (``real_parts``), however it skipped."""
+    outcome = yield
+    rep = outcome.get_result()
+    if CI and rep.skipped and item.get_closest_marker("llama") and not hasattr(rep, "wasxfail"):
+        rep.outcome = "failed"
+        rep.longrepr = f"CI=true: a llama test must not skip: {rep.longrepr}"
+
+
+@pytest.fixture(scope="session")
+def minilm(tmp_path_factory):
+    """The bundled MiniLM (the project's factory and its sqlite vector cache), loaded once a session and shared by
+    every test that needs real embeddings: each text is embedded once per session, whichever module asks."""
+    from hublab.embedding.factory import build_embedder
+
+    return build_embedder({"model": "all-MiniLM-L6-v2", "device": "cpu", "batch_size": 64},
+                          tmp_path_factory.mktemp("minilm"))
+
+
+@pytest.fixture(scope="session")
+def hashing():
+    """A model-free embedder (token hashing) for tests where embedding quality does not matter (fast tier)."""
+    from hublab.embedding.hashing import HashingEmbedder
+
+    return HashingEmbedder()
 
 
 @pytest.fixture(autouse=True)
@@ -52,9 +104,35 @@ def gv3_orkg_graph(gv3_export: Path):
     return RdfKnowledgeGraph.load(gv3_export, name="gv3_orkg")
 
 
-def make_project(root: Path, shared: Path, graph, pairs, monkeypatch) -> Path:
+_MLFLOW_TEMPLATE: list[Path] = []
+
+
+def migrated_mlflow_store() -> Path:
+    """An empty MLflow sqlite store with its schema migrated, built once a session: creating the schema (alembic,
+    dozens of migrations) costs seconds per store, a file copy nothing. Its default experiment's artifact location
+    is a project's ``mlruns/artifacts``, which ``mlflow_log.setup`` re-points to the copy's (relocate_artifacts)."""
+    if not _MLFLOW_TEMPLATE:
+        import tempfile
+
+        from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+
+        from hublab.tracking.mlflow_log import artifact_root
+
+        base = Path(tempfile.mkdtemp(prefix="hublab-mlflow-template-"))
+        db = base / "mlruns" / "mlflow.db"
+        db.parent.mkdir(parents=True)
+        store = SqlAlchemyStore(f"sqlite:///{db}", artifact_root(base))
+        store.engine.dispose()
+        _MLFLOW_TEMPLATE.append(db)
+    return _MLFLOW_TEMPLATE[0]
+
+
+def make_project(root: Path, shared: Path, graph, pairs, monkeypatch, *, mlflow_store: bool = True) -> Path:
     """A throwaway HubLab project: params.yaml from the repo's (paths inside ``root``), the graph as the
-    gv3_orkg snapshot and ``pairs`` as the gv3_orkg dataset; HUBLAB_ROOT points at it."""
+    gv3_orkg snapshot and ``pairs`` as the gv3_orkg dataset; HUBLAB_ROOT points at it. ``mlflow_store``: start
+    with a copy of the session's migrated, empty MLflow store (``migrated_mlflow_store``) instead of none."""
+    import shutil
+
     import yaml
 
     from hublab.config import _load_params
@@ -66,6 +144,9 @@ def make_project(root: Path, shared: Path, graph, pairs, monkeypatch) -> Path:
     (root / "params.yaml").write_text(yaml.safe_dump(params))
     graph.save(root / "data/snapshots/gv3_orkg.ttl")
     write_jsonl(pairs, root / "data/kgqa/gv3_orkg.jsonl")
+    if mlflow_store:
+        (root / "mlruns").mkdir(exist_ok=True)
+        shutil.copyfile(migrated_mlflow_store(), root / "mlruns" / "mlflow.db")
     monkeypatch.setenv("HUBLAB_ROOT", str(root))
     _load_params.cache_clear()
     return root
@@ -84,7 +165,8 @@ def _pg_bin() -> Path | None:
 @pytest.fixture(scope="session")
 def postgres_url():
     """A throwaway PostgreSQL server on 127.0.0.1 (the distribution's binaries), started for the session and
-    stopped after; ``HUBLAB_TEST_POSTGRES_URL`` uses an existing one instead. Skips when neither is there."""
+    stopped after; ``HUBLAB_TEST_POSTGRES_URL`` uses an existing one instead. Skips when neither is there (fails
+    under ``CI=true``)."""
     import os
     import socket
     import subprocess
@@ -92,10 +174,10 @@ def postgres_url():
     if os.environ.get("HUBLAB_TEST_POSTGRES_URL"):
         yield os.environ["HUBLAB_TEST_POSTGRES_URL"]
         return
-    pytest.importorskip("psycopg2")
+    need_module("psycopg2", "psycopg2 (the dev extra)")
     bin_dir = _pg_bin()
     if bin_dir is None:
-        pytest.skip("PostgreSQL binaries not installed (apt-get install postgresql)")
+        missing("PostgreSQL", "binaries not installed: apt-get install postgresql")
     import shutil
     import tempfile
 
@@ -108,7 +190,7 @@ def postgres_url():
         try:
             pw = pwd.getpwnam("postgres")
         except KeyError:
-            pytest.skip("running as root without a 'postgres' user for the server")
+            missing("PostgreSQL", "running as root without a 'postgres' user for the server")
         as_user = ["runuser", "-u", "postgres", "--"]
         data.parent.chmod(0o777)
         os.chown(data.parent, pw.pw_uid, pw.pw_gid)

@@ -12,10 +12,9 @@ from hublab.retrievers.registry import get_retriever_class
 
 
 @pytest.fixture(scope="module")
-def hublink_gv3_small(gv3_orkg_graph, tmp_path_factory):
+def hublink_gv3_small(gv3_orkg_graph, tmp_path_factory, minilm):
     """A 10-paper subgraph of the ORKG GV3 export (every triple on the papers' hub paths, which includes the
     edge to the research field R659055) indexed once with the pipeline's factories."""
-    from hublab.embedding.factory import build_embedder
     from hublab.llm.factory import build_llm
     from hublab.vectorstore.factory import build_vector_store
 
@@ -26,7 +25,7 @@ def hublink_gv3_small(gv3_orkg_graph, tmp_path_factory):
     g = RdfKnowledgeGraph.from_triples(list(triples.values()), name="gv3_small")
     tmp = tmp_path_factory.mktemp("gv3_small")
     res = Resources(graph=g, root_entity_ids=["R659055"],
-                    embedder=build_embedder({"model": "all-MiniLM-L6-v2", "device": "cpu"}, tmp),
+                    embedder=minilm,
                     llm=build_llm({"backend": "none"}), vector_store=build_vector_store(None, tmp / "x.db"),
                     index_name="gv3_small", cache_dir=str(tmp))
     r = get_retriever_class("hublink")(res)

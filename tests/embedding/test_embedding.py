@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from hublab.embedding.factory import build_embedder
+
+pytestmark = pytest.mark.slow  # loads MiniLM (its own instances: the cache layer is under test)
 
 
 def test_disk_cache_is_shared_across_instances(tmp_path):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from hublab.evaluation.generation import GenerationEvaluator
+from real_parts import need_module
 
 ROW = {"question": "In which venue was the paper 'X' published?",
        "generated_answer": "The paper X was published at ICSA.",
@@ -23,7 +24,7 @@ def test_llm_judged_metrics_are_skipped_not_zero_without_a_judge():
 
 @pytest.mark.llama
 def test_instruction_following_judge_with_embedded_llm():
-    pytest.importorskip("llama_cpp")
+    need_module("llama_cpp")
     from hublab.llm.factory import build_llm
 
     ev = GenerationEvaluator(["instruction_following"], llm=build_llm({"backend": "llamacpp", "cache": False}))
@@ -32,12 +33,8 @@ def test_instruction_following_judge_with_embedded_llm():
 
 
 @pytest.mark.llama
-def test_ragas_faithfulness_through_local_openai_compatible_server():
-    pytest.importorskip("llama_cpp")
-    from hublab.llm.llamacpp import serve_llamacpp
-
-    with serve_llamacpp() as url:
-        ev = GenerationEvaluator(["faithfulness"], ragas_base_url=url, ragas_model="gemma3-270m")
-        out = ev.evaluate([ROW])[0]
+def test_ragas_faithfulness_through_local_openai_compatible_server(llama_server):
+    ev = GenerationEvaluator(["faithfulness"], ragas_base_url=llama_server, ragas_model="gemma3-270m")
+    out = ev.evaluate([ROW])[0]
     assert not ev.skipped
     assert out["faithfulness"] is not None and 0.0 <= out["faithfulness"] <= 1.0

@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 import yaml
 
+pytestmark = pytest.mark.slow  # hublab/dvc subprocesses across checkouts
+
 REPO = Path(__file__).resolve().parents[2]
 TIMING = ("runtime", "emissions", "energy", "duration", "session_")
 

@@ -332,6 +332,7 @@ def test_mlflow_tracking_uri_from_the_environment_is_honoured(project: Path, tmp
 
     from hublab.experiment.runner import run_experiment
 
+    (project / "mlruns" / "mlflow.db").unlink()  # no project store (make_project copies a migrated one in)
     other = tmp_path / "elsewhere"
     other.mkdir()
     uri = f"sqlite:///{other / 'x.db'}"
@@ -371,6 +372,7 @@ def _spawn(project: Path, script: Path, sleep_s: str) -> subprocess.Popen:
                             stderr=subprocess.STDOUT, text=True)
 
 
+@pytest.mark.slow  # subprocesses
 def test_second_process_changes_nothing_and_killed_run_is_marked_and_resumed(project: Path):
     script = project / "go.py"
     script.write_text(SCRIPT.format(tests=str(Path(__file__).resolve().parent)))

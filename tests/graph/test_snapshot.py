@@ -170,6 +170,7 @@ def test_malformed_export_names_record_and_keeps_outputs(export_snapshot, gv3_ex
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 
+@pytest.mark.slow  # subprocesses
 def test_cli_snapshot_exits_nonzero_on_malformed_export(gv3_export, tmp_path):
     bad = _malformed_export(gv3_export, tmp_path)
     (tmp_path / "params.yaml").write_text(
@@ -197,6 +198,7 @@ def _cli_snapshot(root: Path, params: str, *args: str) -> subprocess.CompletedPr
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow  # subprocesses
 def test_any_research_field_id_from_params_or_option(export_snapshot, gv3_export, tmp_path):
     """`snapshot.research_field` (params.yaml, `dvc exp run -S snapshot.research_field=…`) or
     `--research-field` selects the field; nothing is tied to R659055."""
@@ -221,6 +223,7 @@ def test_malformed_research_field_id_is_refused_before_reading(bad, gv3_export, 
     assert not (tmp_path / "snap").exists()
 
 
+@pytest.mark.slow  # subprocesses
 def test_cli_names_where_a_malformed_research_field_came_from(gv3_export, tmp_path):
     params = (f"paths:\n  orkg_export: {gv3_export}\n  snapshots: data/snapshots\nsnapshot:\n  source: export\n"
               "  name: gv3_orkg\n  research_field: 659055\n")

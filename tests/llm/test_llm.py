@@ -11,6 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from hublab.llm.factory import build_llm
+from real_parts import need_module
 
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
 
@@ -108,8 +109,8 @@ def test_cache_is_shared_across_instances_and_keyed_by_prompt(stub, tmp_path, mo
 
 @pytest.mark.llama
 def test_llamacpp_server_is_openai_compatible_and_stops():
-    pytest.importorskip("llama_cpp")
-    pytest.importorskip("llama_cpp.server")
+    need_module("llama_cpp")
+    need_module("llama_cpp.server")
     import urllib.request
 
     from openai import OpenAI

@@ -13,11 +13,12 @@ from hublab.embedding.factory import build_embedder
 from hublab.errors import HubLabError, InputError
 from hublab.llm.factory import build_llm
 from hublab.vectorstore.factory import build_vector_store
+from real_parts import need_module
 
 
 @pytest.fixture(scope="session")
-def embedder(tmp_path_factory):
-    return build_embedder({"device": "cpu"}, cache_dir=tmp_path_factory.mktemp("cache"))
+def embedder(minilm):
+    return minilm  # the project default (all-MiniLM-L6-v2), the session's: loaded once
 
 
 def test_embeddings_are_normalised_and_semantic(embedder):
@@ -125,7 +126,7 @@ def test_llm_free_backend():
 
 @pytest.mark.llama
 def test_embedded_llamacpp_grammar_json(tmp_path):
-    pytest.importorskip("llama_cpp")
+    need_module("llama_cpp")
     llm = build_llm({"backend": "llamacpp", "cache": False})
     r = llm.complete("Is Paris in France? Reply as JSON.", json_schema=SCHEMA, max_tokens=80)
     assert r.error is None and isinstance(r.data["answer"], str) and r.prompt_tokens > 0

@@ -17,6 +17,8 @@ import yaml
 
 import mlflow_servers as M
 
+pytestmark = pytest.mark.slow  # mlflow server and hublab run subprocesses
+
 INJECT = Path(__file__).resolve().parent / "inject"
 JOBS = {"bm25": 3, "bm25_k10": 5}  # pipeline → --limit: two different runs (different configs and scopes)
 

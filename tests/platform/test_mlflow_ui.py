@@ -3,7 +3,7 @@
 (the MLflow 3 single-page app: ``#/experiments/<id>/runs/<run id>`` and ``…/traces``). The rendered DOM must
 show the run's name and a headline metric; screenshots of both pages are kept in the test's tmp dir.
 
-Needs the Debian ``chromium`` package (``.ci/run`` installs it); skips only when it is missing."""
+Needs the Debian ``chromium`` package (``.ci/run`` installs it); skips when it is missing, fails under ``CI=true``."""
 
 from __future__ import annotations
 
@@ -19,14 +19,20 @@ from pathlib import Path
 import pytest
 
 import mlflow_servers as M
+from real_parts import missing
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 HEADLINE = "recall_triples"  # MLflow name of a headline metric every run logs
 BUDGET_MS = 15000  # virtual time for the SPA to fetch the run and render
-# checked before any fixture runs (no server started for nothing)
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=(
-    "chromium not installed: no `chromium` on PATH and no /usr/bin/chromium (apt-get install -y chromium; "
-    ".ci/run installs it before the tests)"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _chromium_installed() -> None:
+    """Checked before the server fixtures start (an autouse fixture of the widest scope runs first): skips, or
+    fails under ``CI=true``, when Chromium is missing."""
+    if not Path(CHROMIUM).exists():
+        missing("chromium", "no `chromium` on PATH and no /usr/bin/chromium (apt-get install -y chromium; .ci/run "
+                "installs it before the tests)")
 
 
 def chromium(url: str, *mode: str, timeout: float = 60) -> subprocess.CompletedProcess:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from baseline_support import MemoryVectorStore, ScriptedLLM, make_embedder
+from baseline_support import MemoryVectorStore, ScriptedLLM
 from hublab.errors import InputError
 from hublab.graph.model import parse_triple_string
 from hublab.graph.rdf import RdfKnowledgeGraph
@@ -26,8 +26,8 @@ YEAR_GOLD = f"({PAPER}:{TITLE}, publication year, L1529102:2018)"
 
 
 @pytest.fixture(scope="session")
-def embedder(tmp_path_factory):
-    return make_embedder(tmp_path_factory.mktemp("emb"))
+def embedder(minilm):
+    return minilm  # the session's MiniLM (conftest): loaded once, each text embedded once
 
 
 @pytest.fixture(scope="session")

@@ -52,11 +52,9 @@ class _Memo(Embedder):
 
 
 @pytest.fixture(scope="module")
-def embedder() -> Embedder:
-    """The bundled all-MiniLM-L6-v2 through the project factory (CPU, no disk cache), loaded once."""
-    from hublab.embedding.factory import build_embedder
-
-    return _Memo(build_embedder({"model": "all-MiniLM-L6-v2", "device": "cpu", "cache": False}))
+def embedder(minilm) -> Embedder:
+    """The bundled all-MiniLM-L6-v2: the session's (conftest), loaded once."""
+    return _Memo(minilm)
 
 
 @pytest.fixture(scope="module")

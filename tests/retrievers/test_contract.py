@@ -1,8 +1,9 @@
 """The retriever contract, checked for every method the registry knows (no hand-kept list): a new file in
 ``retrievers/methods/`` is picked up here automatically.
 
-Each method runs LLM-free on a tiny ORKG-shaped graph (two papers under a research field) with the bundled
-MiniLM embedder and a Milvus Lite file, as a pipeline would configure it.
+Each method runs LLM-free on a tiny ORKG-shaped graph (two papers under a research field) with a Milvus Lite file,
+as a pipeline would configure it, and the hashing embedder: the contract does not depend on embedding quality (the
+MiniLM wiring is covered by test_baselines_dense.py and test_hublink.py), and the fast tier loads no model.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from baseline_support import make_embedder, make_vector_store
+from baseline_support import make_vector_store
+from hublab.embedding.hashing import HashingEmbedder
 from hublab.errors import InputError
 from hublab.graph.model import Knowledge, Triple
 from hublab.graph.rdf import RdfKnowledgeGraph
@@ -46,8 +48,8 @@ def graph():
 
 
 @pytest.fixture(scope="module")
-def embedder(tmp_path_factory):
-    return make_embedder(tmp_path_factory.mktemp("emb"))
+def embedder():
+    return HashingEmbedder()
 
 
 def required_params(name: str, tmp: Path, graph) -> dict:

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from baseline_support import make_embedder, make_vector_store
+from baseline_support import make_vector_store
 from hublab.graph.model import Knowledge, Triple
 from hublab.graph.rdf import RdfKnowledgeGraph
 from hublab.llm.base import LLM, LLMResponse
@@ -16,6 +16,7 @@ from hublab.retrievers.base import Resources, RetrievalResult
 from hublab.retrievers.methods.hublink.hubs import HubDetector, all_hub_roots, hub_paths
 from hublab.retrievers.methods.hublink.search import Hub, HubSearch, PathHit, hub_score, prune_hubs
 from hublab.retrievers.registry import get_retriever_class
+from real_parts import need_module
 
 
 def K(uid: str, text: str, *types: str) -> Knowledge:
@@ -38,8 +39,8 @@ def _graph() -> RdfKnowledgeGraph:
 
 
 @pytest.fixture(scope="module")
-def embedder(tmp_path_factory):
-    return make_embedder(tmp_path_factory.mktemp("emb"))
+def embedder(minilm):
+    return minilm  # the session's MiniLM (conftest): loaded once, each text embedded once
 
 
 def _retriever(graph, embedder, tmp_path, **kw):
@@ -114,24 +115,38 @@ def test_unknown_topic_entity_and_empty_graph_give_empty_valid_results(embedder,
 
 
 @pytest.mark.llama
-def test_embedded_llamacpp_end_to_end_two_questions(embedder, tmp_path):
-    """Every LLM step through the embedded gemma (grammar JSON); a 270M model's wording is not judged, only
-    that the pipeline yields valid results with the retrieved triples, an answer and the source list."""
-    pytest.importorskip("llama_cpp")
-    from hublab.llm.factory import build_llm
+def test_embedded_llamacpp_end_to_end_one_question(embedder, tmp_path):
+    """Every LLM step through the embedded gemma (grammar JSON), on one question with a small per-call token budget:
+    the LLM is called (partial answers, final answer, output filter), and the result holds retrieved triples from
+    the graph, an answer and the source list. A 270M model's wording is not judged."""
+    need_module("llama_cpp")
+    from hublab.llm.llamacpp import LlamaCppLLM
 
-    llm = build_llm({"backend": "llamacpp", "cache": False, "max_tokens": 256})
-    res = Resources(graph=_graph(), root_entity_ids=["R659055"], embedder=embedder, llm=llm,
+    budget = 48
+
+    class SmallBudget(LlamaCppLLM):
+        """The embedded backend with every call's completion capped at ``budget`` tokens (test speed)."""
+
+        def _complete(self, prompt, *, json_schema, max_tokens, system):
+            return super()._complete(prompt, json_schema=json_schema, max_tokens=min(max_tokens, budget),
+                                     system=system)
+
+    llm = SmallBudget(model="gemma3-270m", temperature=0.0)  # the defaults of `backend: llamacpp`
+    graph = _graph()
+    res = Resources(graph=graph, root_entity_ids=["R659055"], embedder=embedder, llm=llm,
                     vector_store=make_vector_store(tmp_path / "hl.db"),
                     index_name="tiny_llm", cache_dir=str(tmp_path))
     r = get_retriever_class("hublink")(res, number_of_hubs=2, max_workers=1)
     r.index(progress=False)
-    for q, topic in [("Which research method does the self-adaptive systems survey use?", "R659055"),
-                     ("In which year was the microservice migration study published?", None)]:
-        out = r.retrieve(q, topic_entity_id=topic)
-        assert out.contexts or out.reason, q
-        if out.contexts:
-            assert out.answer and out.sources and all(c.triple is not None for c in out.contexts)
+    llm.reset_usage()
+    out = r.retrieve("Which research method does the self-adaptive systems survey use?", topic_entity_id="R659055")
+    usage = llm.reset_usage()
+    assert usage.calls >= 3 and usage.errors == 0, usage  # >= 1 partial answer, the final answer, the filter
+    assert usage.prompt_tokens > 0 and 0 < usage.completion_tokens <= budget * usage.calls, usage
+    assert out.contexts, (out.reason, out.fallbacks)
+    known = {t.render() for t in graph.triples()}
+    assert all(c.triple is not None and c.text in known for c in out.contexts), [c.text for c in out.contexts]
+    assert out.answer and out.sources and {s["id"] for s in out.sources} <= {"P1", "P2"}
 
 
 def test_gv3_export_hubs_and_paths(gv3_orkg_graph):

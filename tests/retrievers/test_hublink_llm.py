@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import yaml
 
-from baseline_support import make_embedder, make_vector_store
+from baseline_support import make_vector_store
 from hublab.graph.model import Knowledge, Triple
 from hublab.graph.rdf import RdfKnowledgeGraph
 from hublab.llm.base import LLM, LLMResponse
@@ -90,8 +90,8 @@ class BrokenLLM(LLM):
 
 
 @pytest.fixture(scope="module")
-def embedder(tmp_path_factory):
-    return make_embedder(tmp_path_factory.mktemp("emb"))
+def embedder(minilm):
+    return minilm  # the session's MiniLM (conftest): loaded once, each text embedded once
 
 
 def _retriever(tmp_path, embedder, llm, graph=None, **kw):

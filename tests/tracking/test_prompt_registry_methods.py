@@ -12,6 +12,8 @@ import pytest
 
 from conftest import ROOT
 
+pytestmark = pytest.mark.slow  # whole runs with MLflow's prompt registry
+
 #: the LLM configurations of the baselines that send prompts (DiFaR is dense retrieval only)
 METHODS = ["fidelis", "mindmap", "structgpt", "tog", "four_step_focus"]
 

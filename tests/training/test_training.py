@@ -111,6 +111,7 @@ def test_no_generated_question_is_a_benchmark_question(gv3_orkg_graph, shared):
     assert not [g for g in generated if any(b in g for b in long_bench)]
 
 
+@pytest.mark.slow  # subprocesses
 def test_tiny_finetune_saves_registers_and_reloads(graph, tmp_path, monkeypatch):
     import yaml
 
@@ -132,7 +133,18 @@ def test_tiny_finetune_saves_registers_and_reloads(graph, tmp_path, monkeypatch)
     assert res.model_dir == str(model_dir) and (model_dir / "modules.json").exists()
     assert res.steps == 1 and res.n_train_pairs == 16 and res.device == "cpu"
     assert res.registered_model == "hublab-minilm-test" and res.version == "1" and res.run_id
-    assert 0.0 <= res.mrr10_before <= 1.0 and 0.0 <= res.mrr10_after <= 1.0
+    # the reported MRR@10 are those of the base and of the saved model on the run's validation pairs (recomputed)
+    from sentence_transformers import SentenceTransformer
+
+    from hublab.embedding.sentence_transformer import resolve_model_path
+    from hublab.training.finetune import mrr_at_k, prepare_pairs
+
+    _, val, _ = prepare_pairs({"tiny": graph}, cfg)
+    assert len(val) == res.n_val_pairs > 0
+    for path, reported in ((resolve_model_path(cfg.base_model), res.mrr10_before), (model_dir, res.mrr10_after)):
+        model = SentenceTransformer(str(path), device="cpu")
+        model.max_seq_length = min(model.max_seq_length, cfg.max_seq_length)  # as measured during training
+        assert reported == pytest.approx(mrr_at_k(model, val, val), abs=1e-6), path
 
     base = build_embedder({"device": "cpu", "cache": False})
     pipe = root / "ft.yaml"

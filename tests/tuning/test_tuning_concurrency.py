@@ -20,6 +20,8 @@ import pytest
 
 from conftest import make_project
 
+pytestmark = pytest.mark.slow  # hublab tune subprocesses, kill -9
+
 PIPELINE = """
 name: bm25_tiny
 retriever:

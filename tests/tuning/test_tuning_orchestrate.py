@@ -12,6 +12,8 @@ from hublab.config import Settings
 from hublab.tuning.orchestrate import PARENT_ATTR, TuneRequest, run_tune
 from hublab.tuning.study import TrialRequest
 
+pytestmark = pytest.mark.slow  # whole tuning studies through the runner and MLflow
+
 PIPELINE = {
     "name": "bm25_tiny",
     "retriever": {"type": "bm25", "params": {"n_results": 10, "add_rel": True}},

@@ -9,6 +9,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.slow  # fresh interpreters
+
 SCRIPT = """
 import json, sys
 import numpy  # loaded before the defaults, as in a test session or a notebook
