@@ -193,6 +193,7 @@ def test_unmappable_triple_is_reported_and_kept(gv3_orkg_graph, flat):
 
 
 # ---------------- command ----------------
+@pytest.mark.slow  # a whole CLI run with its MLflow store: full tier
 def test_datasets_command_on_snapshot(tmp_path, shared, monkeypatch):
     from typer.testing import CliRunner
 

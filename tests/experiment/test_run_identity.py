@@ -59,6 +59,7 @@ def _client(root: Path):
 
 # ---- 1. a short run never overwrites the full run --------------------------------------------------------------
 
+@pytest.mark.slow  # a whole CLI run with its MLflow store: full tier
 def test_limit_and_inputs_change_the_run_identity(project: Path):
     from hublab.experiment.runner import run_experiment
 
@@ -88,6 +89,7 @@ def test_limit_and_inputs_change_the_run_identity(project: Path):
         assert key in full.identity
 
 
+@pytest.mark.slow  # a whole CLI run with its MLflow store: full tier
 def test_partial_eval_report_goes_elsewhere(project: Path):
     from hublab.experiment.dvc_report import write_eval_report
     from hublab.experiment.runner import run_experiment
@@ -104,6 +106,7 @@ def test_partial_eval_report_goes_elsewhere(project: Path):
     assert json.loads((written / "scope.json").read_text())["scope"] == "2 of 6 questions"
 
 
+@pytest.mark.slow  # a whole CLI run with its MLflow store: full tier
 def test_partial_compare_report_never_overwrites_the_full_table(project: Path):
     from hublab.config import settings
     from hublab.experiment.compare import compare_methods, write_report
@@ -212,6 +215,7 @@ class DegradingRetriever(Retriever):
         return RetrievalResult([Context(t.render(), t) for t in triples], fallbacks=fb)
 
 
+@pytest.mark.slow  # a whole CLI run with its MLflow store: full tier
 def test_failure_share_over_threshold_fails_the_run_and_keeps_the_checkpoint(project: Path):
     from hublab.experiment.runner import run_experiment
 
@@ -304,6 +308,7 @@ def _tree(root: Path) -> dict[str, int]:
     return {str(p.relative_to(root)): p.stat().st_size for p in root.rglob("*") if p.is_file()}
 
 
+@pytest.mark.slow  # a whole CLI run with its MLflow store: full tier
 def test_copied_checkout_writes_its_own_artifacts(project: Path, tmp_path: Path, monkeypatch):
     from hublab.config import _load_params
     from hublab.experiment.runner import run_experiment
@@ -327,6 +332,7 @@ def test_copied_checkout_writes_its_own_artifacts(project: Path, tmp_path: Path,
     assert {"predictions.csv"} <= {a.path for a in c.list_artifacts(first.run_id)}
 
 
+@pytest.mark.slow  # a whole CLI run with its MLflow store: full tier
 def test_mlflow_tracking_uri_from_the_environment_is_honoured(project: Path, tmp_path: Path, monkeypatch):
     from mlflow.tracking import MlflowClient
 

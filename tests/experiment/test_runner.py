@@ -85,6 +85,7 @@ class CrashyRetriever(Retriever):
         return RetrievalResult([Context(t.render(), t) for t in node[:5]])
 
 
+@pytest.mark.slow  # a whole CLI run with its MLflow store: full tier
 def test_killed_run_resumes_without_recomputing(project: Path):
     from hublab.experiment.runner import run_experiment
 

@@ -189,6 +189,7 @@ def test_kgqa_golden_triples_exist_by_label(variants, shared, variant, csv_name)
 # ------------------------------------------------------------------ determinism and writing
 
 
+@pytest.mark.slow  # a whole CLI run with its MLflow store: full tier
 def test_rebuild_is_byte_identical(tmp_path, bib_path, evidence_path):
     a = build_variants(bib_path, tmp_path / "a", ["gv1", "gv4"], evidence_path)
     b = build_variants(bib_path, tmp_path / "b", ["gv1", "gv4"], evidence_path)

@@ -104,6 +104,7 @@ def test_export_snapshot_keeps_paper_subgraphs(export_snapshot, gv3_export):
     assert saved["entity_count"] == manifest["entity_count"] > 4000
 
 
+@pytest.mark.slow  # a whole CLI run with its MLflow store: full tier
 def test_manifest_hash_is_stable_and_content_sensitive(export_snapshot, gv3_export, tmp_path):
     _out, first = export_snapshot
     again = build_snapshot(CFG, export_path=gv3_export, out_dir=tmp_path / "again")

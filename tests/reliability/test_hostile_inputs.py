@@ -287,6 +287,7 @@ def two_paper_hublink(gv3_orkg_graph, tmp_path: Path):
     return r
 
 
+@pytest.mark.slow  # a whole CLI run with its MLflow store: full tier
 def test_an_interrupted_index_build_is_resumed_or_refused_never_searched(two_paper_hublink):
     """The manifest an interrupted build leaves (``hubs: {}``, every hub unsettled): not built; with
     ``auto_index`` the build resumes before the first question, without it the run stops with the reason, and a
@@ -327,6 +328,7 @@ def test_an_interrupted_index_build_is_resumed_or_refused_never_searched(two_pap
         idx.manifest_path.write_text(good)
 
 
+@pytest.mark.slow  # a whole CLI run with its MLflow store: full tier
 def test_a_late_write_error_keeps_the_results_and_says_where(project: Path, monkeypatch):
     """--output passes the check, then the disk refuses the write after the run: one error line naming the MLflow
     run and the kept results; rerunning the same command writes it without recomputing."""
@@ -351,6 +353,7 @@ def test_a_late_write_error_keeps_the_results_and_says_where(project: Path, monk
 
 
 # ---------------- no secret anywhere ----------------
+@pytest.mark.slow  # a whole CLI run with its MLflow store: full tier
 def test_a_planted_secret_reaches_no_log_artifact_report_or_console(project: Path, monkeypatch):
     """Secrets planted where a careless user puts them — a key-named env var, a variable named by a ``*_env`` key,
     a key and a credential URL pasted into dataset questions and answers — are masked in the console, the MLflow

@@ -68,6 +68,7 @@ def _traces(project: Path, run_id: str):
     return run, mlflow.search_traces(run_id=run_id, locations=[run.info.experiment_id], return_type="list")
 
 
+@pytest.mark.slow  # a whole CLI run with its MLflow store: full tier
 def test_llm_free_run_has_a_trace_per_question_a_dataset_input_and_tags(project: Path, monkeypatch):
     from hublab.datasets.model import read_jsonl
     from hublab.tracking.run_inputs import file_digest
@@ -134,6 +135,7 @@ def test_llm_free_run_has_a_trace_per_question_a_dataset_input_and_tags(project:
     assert run2.data.tags["retriever"] == "bm25"
 
 
+@pytest.mark.slow  # a whole CLI run with its MLflow store: full tier
 def test_prompt_versions_are_registered_only_when_the_text_changes(tmp_path: Path):
     import mlflow
 

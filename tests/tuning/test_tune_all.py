@@ -102,6 +102,7 @@ def test_every_method_gets_the_same_budget_and_a_tuned_file(project: Path):
         assert load_pipeline(project / f"pipelines/tuned/{method}.yaml").tuned["study"] == meta["study"]
 
 
+@pytest.mark.slow  # a whole CLI run with its MLflow store: full tier
 def test_rerun_resumes_without_repeating_finished_trials(project: Path):
     assert _run(["pipelines/bm25.yaml", "--n-trials", "1"]).exit_code == 0
     first = [(t.number, t.params) for t in _study(project, "fair-bm25_tiny-gv3_orkg").trials]
@@ -112,6 +113,7 @@ def test_rerun_resumes_without_repeating_finished_trials(project: Path):
     assert len(trials) == 3 and [(t.number, t.params) for t in trials[:1]] == first
 
 
+@pytest.mark.slow  # a whole CLI run with its MLflow store: full tier
 def test_same_seed_same_study(project: Path, tmp_path: Path):
     a = _run(["pipelines/bm25.yaml", "--n-trials", "3", "--storage", f"sqlite:///{tmp_path / 'a.db'}"])
     b = _run(["pipelines/bm25.yaml", "--n-trials", "3", "--storage", f"sqlite:///{tmp_path / 'b.db'}", "--fresh"])
