@@ -14,7 +14,7 @@ import contextlib
 import json
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -73,13 +73,16 @@ class FaultServer:
       a valid completion once it does not
     - ``bad_request``: HTTP 400 about the messages (nothing a retry or a dropped parameter can fix)
 
-    ``requests`` holds every received JSON body, ``headers`` the matching request headers.
+    ``requests`` holds every received JSON body, ``headers`` the matching request headers. ``reply``, when set,
+    is the content of every valid completion instead (e.g. the bare list a thesis listing asks for), or a function
+    of the request body that returns it.
     """
 
     def __init__(self, mode: str = "ok") -> None:
         assert mode in MODES, mode
         self.mode = mode
         self.requests: list[dict] = []
+        self.reply: str | Callable[[dict], str] | None = None
         self.headers: list[dict[str, str]] = []
         self._release = threading.Event()
         owner = self
@@ -125,6 +128,8 @@ class FaultServer:
             return self._send(h, 400, {"error": {"message": "Invalid 'messages': empty array.", "param": "messages",
                                                  "type": "invalid_request_error", "code": "empty_array"}})
         content = '{"answer": "ok"}' if wants_json else "ok"
+        if self.reply is not None:
+            content = self.reply(body) if callable(self.reply) else self.reply
         if mode == "malformed" and wants_json:
             content = "Sure! The answer is ok, {answer: ok"
         self._send(h, 200, {

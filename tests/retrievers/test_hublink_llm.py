@@ -57,7 +57,7 @@ class ThesisLLM(LLM):
         self.prompts.append(prompt)
         if "break it down into its key components" in prompt:
             return LLMResponse("['Research Method', 'self-adaptive systems survey']",
-                               data={"components": ["Research Method", "self-adaptive systems survey"]})
+                               data=["Research Method", "self-adaptive systems survey"])
         if "All Texts have the following information in common" in prompt:
             if any(f"(hub root) '{t}'" in prompt for t in self.insufficient_for):
                 return LLMResponse("```\nInsufficient Information.\n```")
@@ -66,7 +66,7 @@ class ThesisLLM(LLM):
             return LLMResponse("The survey uses a systematic literature review [1].")
         if "ID-triple mappings" in prompt:
             ids = [int(m.group(1)) for m in re.finditer(r"^(\d+): .*research method", prompt, re.M)]
-            return LLMResponse(json.dumps({"ids": ids}), data={"ids": ids})
+            return LLMResponse(json.dumps(ids), data=ids)
         if "path from a knowledge graph" in prompt:
             return LLMResponse("LLM TEXT: " + prompt.rsplit("### Path:", 1)[1].split("###")[0].strip())
         return LLMResponse("")

@@ -105,10 +105,8 @@ def _close_truncated(text: str) -> str | None:
     return s + "".join(reversed(stack))
 
 
-def extract_json(text: str) -> Any:
-    """Best-effort JSON extraction from LLM text. Raises ValueError when nothing parses."""
-    if not text or not text.strip():
-        raise ValueError("empty LLM output")
+def _parsed_candidates(text: str):
+    """Every candidate of ``text`` that parses, in the order above (lazily)."""
     candidates = [text.strip()]
     candidates += [m.strip() for m in _FENCE_RE.findall(text)]
     candidates += _balanced_spans(text)
@@ -117,10 +115,40 @@ def extract_json(text: str) -> Any:
         candidates.append(closed)
     for cand in candidates:
         try:
-            return _loads(cand)
+            yield _loads(cand)
         except ValueError:
             continue
+
+
+def extract_json(text: str) -> Any:
+    """Best-effort JSON extraction from LLM text. Raises ValueError when nothing parses."""
+    if not text or not text.strip():
+        raise ValueError("empty LLM output")
+    for value in _parsed_candidates(text):
+        return value
     raise ValueError(f"no JSON found in LLM output: {text.strip()[:80]!r}")
+
+
+def extract_for_schema(text: str, schema: dict) -> Any:
+    """The JSON in ``text`` that has the schema's shape: the first candidate passing ``check_schema``, else, where a
+    bare array is asked for (Listings A.3, A.4, A.6), the array of a one-key object wrapping it. Raises ValueError
+    (the shape problem of the first candidate, or that nothing parses): a reply without it is a failed call."""
+    if not text or not text.strip():
+        raise ValueError("empty LLM output")
+    first: Any = None
+    found = False
+    for value in _parsed_candidates(text):
+        if check_schema(value, schema) is None:
+            return value
+        if not found:
+            first, found = value, True
+    if not found:
+        raise ValueError(f"no JSON found in LLM output: {text.strip()[:80]!r}")
+    if schema.get("type") == "array" and isinstance(first, dict) and len(first) == 1:
+        (inner,) = first.values()
+        if isinstance(inner, list):
+            return inner
+    raise ValueError(str(check_schema(first, schema)))
 
 
 def check_schema(data: Any, schema: dict | None) -> str | None:

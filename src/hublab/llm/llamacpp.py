@@ -1,8 +1,9 @@
 """Embedded llama.cpp (llama-cpp-python) with the bundled gemma-3-270m GGUF.
 
 The bundled model is a *base* model: chat replies are empty, so text goes through plain completion and
-structured output through grammar-constrained JSON (``response_format`` with a schema), which always
-yields schema-shaped JSON. Layers are offloaded to CUDA when a GPU is present.
+structured output through grammar-constrained JSON (``response_format`` with a schema, of any root type: the
+bare lists of the thesis's Listings A.3, A.4, A.6 included), which always yields schema-shaped JSON. Prompts are
+sent as given. Layers are offloaded to CUDA when a GPU is present.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 
 from hublab.errors import HubLabError
 from hublab.llm.base import LLM, LLMResponse
-from hublab.llm.jsonutil import check_schema, extract_json
+from hublab.llm.jsonutil import extract_for_schema
 
 _MODELS: dict[tuple, Any] = {}
 _MODELS_LOCK = threading.Lock()
@@ -99,10 +100,7 @@ class LlamaCppLLM(LLM):
                            completion_tokens=int(usage.get("completion_tokens", 0)))
         if json_schema:
             try:
-                resp.data = extract_json(text)
-                problem = check_schema(resp.data, json_schema)
-                if problem:
-                    resp.error = f"malformed JSON: {problem}"
+                resp.data = extract_for_schema(text, json_schema)
             except ValueError as exc:
                 resp.error = f"malformed JSON: {exc}"
         return resp

@@ -8,6 +8,10 @@ retries are off) so that every attempt is counted and the whole call is bounded:
 - HTTP 400/422 naming an unsupported parameter drops it (or renames it when the server says what to use instead),
   logs that once and retries; a rejected ``response_format`` (400/422, or 500 from llama-cpp-python's validator)
   falls back to the next format. Both are remembered per (endpoint, model) for the rest of the process.
+- A reply that does not hold JSON of the schema's shape is a fault too (``malformed JSON``): retried, then an error.
+- Prompts are sent as given. An object schema is also spelled out after the prompt (the project's own JSON prompts);
+  a bare-array schema (the thesis's Listings A.3, A.4, A.6, which print their own format) adds nothing, and goes as
+  a ``response_format`` only to servers that constrain any root type (``requests.schema_formats``).
 - Any other failure ends the call. Nothing raises: failures come back as ``LLMResponse(error=...)`` so a run
   degrades for that question instead of crashing.
 
@@ -26,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hublab.llm.base import LLM, LLMResponse
-from hublab.llm.jsonutil import check_schema, extract_json
+from hublab.llm.jsonutil import extract_for_schema
 from hublab.llm.pricing import cost_usd, price_for
 from hublab.llm.requests import (
     CAPABILITIES,
@@ -104,7 +108,10 @@ class OpenAICompatibleLLM(LLM):
         return self._client
 
     def _messages(self, prompt: str, json_schema: dict | None, system: str | None) -> list[dict]:
-        if json_schema:  # the schema also goes into the prompt: not every server enforces response_format
+        # An object schema (the project's own JSON prompts) is also spelled out in the prompt: OpenAI's json_object
+        # fallback cannot express keys, and not every server enforces response_format. Any other schema is the
+        # bare list a thesis listing prints itself (A.3, A.4, A.6): that prompt is sent exactly as printed.
+        if json_schema and json_schema.get("type") == "object":
             prompt = prompt + "\n\nReply with JSON only, matching this JSON schema:\n" + json.dumps(json_schema)
         return ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
 
@@ -121,7 +128,8 @@ class OpenAICompatibleLLM(LLM):
             limit = configured or max(max_tokens, floor)
         else:
             limit = min(max_tokens, configured) if configured else max_tokens
-        fmt = schema_formats(self.family, json_schema)[0] if json_schema else None
+        formats = schema_formats(self.family, json_schema) if json_schema else []
+        fmt = formats[0] if formats else None
         return build_request(self.model, self._messages(prompt, json_schema, system), base_url=self.base_url,
                              temperature=self.temperature, max_tokens=limit,
                              reasoning_effort=self.reasoning_effort, response_format=fmt)
@@ -190,13 +198,10 @@ class OpenAICompatibleLLM(LLM):
         text = (resp.choices[0].message.content or "") if resp.choices else ""
         if not json_schema:
             return text, None, pt, ct
-        try:
-            data = extract_json(text)
-            problem = check_schema(data, json_schema)
+        try:  # lenient: the reply may wrap the JSON in prose or fences; a reply without it is a failed call
+            data = extract_for_schema(text, json_schema)
         except ValueError as exc:
-            problem = str(exc)
-        if problem:
-            raise _Fault(f"malformed JSON: {problem}", pt, ct)
+            raise _Fault(f"malformed JSON: {exc}", pt, ct) from None
         return text, data, pt, ct
 
     def _complete(self, prompt, *, json_schema, max_tokens, system) -> LLMResponse:

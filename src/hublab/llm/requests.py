@@ -22,16 +22,18 @@ class Capabilities:
     temperature: bool  # sends ``temperature`` (default 0.0 when not configured)
     reasoning_effort: bool  # sends ``reasoning_effort`` when configured
     schema_formats: tuple[str, ...]  # response_format kinds to try for a JSON schema, in order
+    any_root: bool  # constrains schemas of any root type (a bare array), not only objects
 
 
 CAPABILITIES: dict[str, Capabilities] = {
     # OpenAI o-series and gpt-5: no sampling parameters; limit includes the hidden reasoning tokens
-    "reasoning": Capabilities("max_completion_tokens", 2048, False, True, ("json_schema", "json_object")),
+    "reasoning": Capabilities("max_completion_tokens", 2048, False, True, ("json_schema", "json_object"), False),
     # OpenAI chat models (gpt-4o, gpt-4o-mini, gpt-4.1, gpt-3.5 ...)
-    "chat": Capabilities("max_tokens", 0, True, False, ("json_schema", "json_object")),
+    "chat": Capabilities("max_tokens", 0, True, False, ("json_schema", "json_object"), False),
     # any other endpoint (Ollama, vLLM, llama.cpp server, proxies): classic parameters, effort passed through;
-    # llama-cpp-python accepts only json_object (+ "schema", which it enforces by grammar), vLLM/Ollama json_schema
-    "local": Capabilities("max_tokens", 0, True, True, ("json_schema", "json_object+schema")),
+    # llama-cpp-python accepts only json_object (+ "schema", which it enforces by grammar), vLLM/Ollama json_schema;
+    # both turn any schema into a grammar, a bare array included
+    "local": Capabilities("max_tokens", 0, True, True, ("json_schema", "json_object+schema"), True),
 }
 
 _REASONING_RE = re.compile(r"^(o\d+(-mini|-pro|-preview)?|gpt-5)([-.:_].*)?$")
@@ -64,9 +66,15 @@ def family_for(model: str, base_url: str | None = None) -> str:
 
 
 def schema_formats(family: str, schema: dict) -> list[dict]:
-    """The ``response_format`` values to try, in order, for a JSON schema."""
+    """The ``response_format`` values to try, in order, for a JSON schema. A schema whose root is not an object
+    (the bare lists the thesis's Listings A.3, A.4 and A.6 ask for) goes only to servers that constrain any root:
+    OpenAI's structured output and its ``json_object`` mode both force an object, which would contradict the
+    listing, so there it gets no format at all (the prompt states the format; the reply is parsed leniently)."""
+    caps = CAPABILITIES[family]
+    if schema.get("type") != "object" and not caps.any_root:
+        return []
     out: list[dict] = []
-    for kind in CAPABILITIES[family].schema_formats:
+    for kind in caps.schema_formats:
         if kind == "json_schema":
             out.append({"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}})
         elif kind == "json_object+schema":

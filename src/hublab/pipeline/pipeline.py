@@ -1,6 +1,7 @@
 """One question through the pipeline (thesis §7.1.3): pre-retrieval → retrieval → post-retrieval →
 generation. Optional pipes are skipped when disabled or when their LLM is the LLM-free backend;
-an LLM failure in a pipe keeps the previous stage's output and is recorded, never raised."""
+an LLM failure in a pipe keeps the previous stage's output and is recorded, never raised. The pipes send the
+thesis's Listings A.5-A.7 (``prompts.py``) and read the formats those listings ask for."""
 
 from __future__ import annotations
 
@@ -34,6 +35,15 @@ class PipelineOutput:
     @property
     def context_strings(self) -> list[str]:
         return [c.text for c in self.contexts]
+
+
+def augmented_question(text: str) -> str:
+    """Listing A.5's answer, "the augmented question directly": the reply stripped of surrounding whitespace and
+    of the quotes the listing puts around the original question ("" when nothing is left)."""
+    q = (text or "").strip()
+    if len(q) >= 2 and q[0] == q[-1] and q[0] in "\"'":
+        q = q[1:-1].strip()
+    return q
 
 
 def facts_answer(contexts: list[Context], limit: int = 5) -> str:
@@ -75,13 +85,14 @@ class Pipeline:
         q = question
         llm = self._active("pre_retrieval")
         if llm is not None:
-            r = llm.complete(prompts.AUGMENT.format(question=question), json_schema=prompts.AUGMENT_SCHEMA,
-                             max_tokens=256)
-            if r.error is None and isinstance(r.data, dict) and str(r.data.get("question", "")).strip():
-                q = str(r.data["question"]).strip()
+            r = llm.complete(prompts.AUGMENT.format(original_question=question), max_tokens=256)
+            augmented = augmented_question(r.text) if r.error is None else ""
+            if augmented:
+                q = augmented
             else:
-                notes.append(f"augmentation skipped: {r.error}")
-                fallbacks.append(f"pre_retrieval: {r.error}")
+                why = r.error or "empty answer"
+                notes.append(f"augmentation skipped: {why}")
+                fallbacks.append(f"pre_retrieval: {why}")
         try:
             res: RetrievalResult = self.retriever.retrieve(q, topic_entity_id, topic_entity_value)
         except Exception as exc:  # a retriever bug on one question must not end the run
@@ -99,12 +110,14 @@ class Pipeline:
         llm = self._active("generation")
         if llm is not None:
             listing = "\n".join(c.text for c in contexts[:150])
-            r = llm.complete(prompts.GENERATE.format(question=question, contexts=listing), max_tokens=512)
+            r = llm.complete(prompts.GENERATE.format(context_explanation=prompts.KG_CONTEXT_EXPLANATION,
+                                                     context=listing, question=question), max_tokens=512)
             if r.error is None and r.text.strip():
                 answer = r.text.strip()
             else:
-                notes.append(f"generation failed: {r.error}")
-                fallbacks.append(f"generation: {r.error}")
+                why = r.error or "empty answer"
+                notes.append(f"generation failed: {why}")
+                fallbacks.append(f"generation: {why}")
         if not answer:
             answer = facts_answer(contexts)
         return PipelineOutput(question, q, contexts, answer, res.reason, res.sources, notes,
@@ -115,12 +128,15 @@ class Pipeline:
         listing = "\n".join(f"{i}: {c.text}" for i, c in enumerate(contexts[:top_k]))
         r = llm.complete(prompts.RERANK.format(question=q, contexts=listing), json_schema=prompts.RERANK_SCHEMA,
                          max_tokens=512)
-        if r.error is not None or not isinstance(r.data, dict):
-            notes.append(f"rerank skipped: {r.error}")
+        if r.error is not None or not isinstance(r.data, list):
+            notes.append(f"rerank skipped: {r.error or 'no ID list in the answer'}")
             return contexts
         order: list[int] = []
-        for i in r.data.get("ids", []):
-            if isinstance(i, int) and 0 <= i < min(top_k, len(contexts)) and i not in order:
+        for i in r.data:
+            if isinstance(i, str) and i.strip().isdigit():
+                i = int(i.strip())
+            if isinstance(i, int) and not isinstance(i, bool) and 0 <= i < min(top_k, len(contexts)) \
+                    and i not in order:
                 order.append(i)
         rest = [i for i in range(len(contexts)) if i not in order]
         return [contexts[i] for i in order + rest]

@@ -6,6 +6,11 @@ the latest version's template); the run is linked to the versions it used with M
 (``MlflowClient.link_prompt_version_to_run``: the ``mlflow.linkedPrompts`` tag, shown on the run page) and gets one
 readable tag per prompt, ``prompt.<name> = <name>/<version>``. Runs without an LLM register nothing.
 
+Each version says where its text comes from (tag ``origin``): ``thesis Listing A.n`` for the seven prompts the
+thesis prints (its appendix A.1, sent verbatim: tests/tracking/test_thesis_listings.py compares them with the
+thesis text), ``hublab`` for the project's own (PATHTOTEXT and every baseline's prompts, which the thesis does not
+print).
+
 Templates are Python ``str.format`` strings in the code; the registry holds them in MLflow's ``{{variable}}`` form
 (``to_mlflow_template``), so ``mlflow.genai.load_prompt(...).format(question=...)`` renders exactly the text the
 code sends.
@@ -21,14 +26,24 @@ from typing import Any
 
 from hublab.pipeline.config import PipelineConfig
 
-#: HubLink's thesis listings (A.1–A.4) and our PATHTOTEXT prompt: registry name → (module, attribute)
+#: HubLink's thesis listings (A.1–A.4) and the project's own PATHTOTEXT prompt: registry name → (module, attribute)
 HUBLINK = "hublab.retrievers.methods.hublink.prompts"
 HUBLINK_PROMPTS = {"hublink_components": (HUBLINK, "COMPONENTS"), "hublink_partial": (HUBLINK, "PARTIAL"),
                    "hublink_final": (HUBLINK, "FINAL"), "hublink_filter": (HUBLINK, "FILTER"),
                    "hublink_path_to_text": (HUBLINK, "PATH_TO_TEXT")}
-#: the optional pipes' prompts (pipeline/prompts.py), by the pipe that sends them
+#: the optional pipes' prompts (pipeline/prompts.py, thesis Listings A.5–A.7), by the pipe that sends them
 PIPE_PROMPTS = {"pre_retrieval": ("pipeline_augment", "AUGMENT"), "post_retrieval": ("pipeline_rerank", "RERANK"),
                 "generation": ("pipeline_generate", "GENERATE")}
+#: the registered prompts that are the thesis's printed listings (verbatim); every other prompt is the project's own
+THESIS_LISTINGS = {"hublink_partial": "A.1", "hublink_final": "A.2", "hublink_components": "A.3",
+                   "hublink_filter": "A.4", "pipeline_augment": "A.5", "pipeline_rerank": "A.6",
+                   "pipeline_generate": "A.7"}
+OWN = "hublab (not printed in the thesis)"
+
+
+def origin(name: str) -> str:
+    """Where the prompt registered as ``name`` comes from: its thesis listing, or the project."""
+    return f"thesis Listing {THESIS_LISTINGS[name]}" if name in THESIS_LISTINGS else OWN
 
 
 def to_mlflow_template(template: str) -> str:
@@ -83,18 +98,23 @@ def prompts_used(cfg: PipelineConfig) -> dict[str, tuple[str, str]]:
 
 def register(name: str, template: str, source: str) -> Any:
     """The registry's version of ``template`` under ``name``: the latest one when its text is the same, else a new
-    version (tagged with the text's sha256 and where it lives in the code)."""
+    version (tagged with the text's sha256, where it lives in the code and its ``origin``)."""
     import mlflow
     from mlflow import MlflowClient
 
     text = to_mlflow_template(template)
     digest = hashlib.sha256(text.encode()).hexdigest()
-    latest = MlflowClient().load_prompt(f"prompts:/{name}@latest", allow_missing=True)
+    client = MlflowClient()
+    latest = client.load_prompt(f"prompts:/{name}@latest", allow_missing=True)
     if latest is not None and latest.template == text:
+        if latest.tags.get("origin") != origin(name):  # a version registered before origins were recorded
+            client.set_prompt_version_tag(name, latest.version, "origin", origin(name))
+            latest = client.get_prompt_version(name, latest.version)
         return latest
     return mlflow.genai.register_prompt(
-        name, text, commit_message=f"hublab: {source} ({'new' if latest is None else 'text changed'})",
-        tags={"sha256": digest, "source": source, "template_format": "mlflow {{variable}} (code: str.format)"})
+        name, text, commit_message=f"hublab: {source}, {origin(name)} ({'new' if latest is None else 'text changed'})",
+        tags={"sha256": digest, "source": source, "origin": origin(name),
+              "template_format": "mlflow {{variable}} (code: str.format)"})
 
 
 def register_and_link(cfg: PipelineConfig, run_id: str, lock_dir: Any = None) -> dict[str, str]:

@@ -180,8 +180,8 @@ def thesis_triple_order(partials: list[Partial]) -> list[tuple[str, float]]:
 
 
 def parse_ids(r: Any) -> list[int] | None:
-    """IDs from the filter call: ``{"ids": [...]}`` (schema), a bare list (the listing's format) or a list in
-    the text. None when the output holds no list of integers (malformed)."""
+    """IDs from the filter call: the bare list Listing A.4 asks for (its schema), a one-key ``{"ids": [...]}`` or a
+    list in the text. None when the output holds no list of integers (malformed)."""
     raw = response_list(r, "ids")
     if not isinstance(raw, list):
         return None

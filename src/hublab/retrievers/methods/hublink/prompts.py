@@ -6,9 +6,11 @@ listing source (its markdown headers and ``` fences; the listing indentation rem
 The thesis prints no listing for PATHTOTEXT (Alg. 6; §4.2 only says "an LLM ... generates a natural language
 description"); ``PATH_TO_TEXT`` is ours, written to that description (docs/hublink.md).
 
-Structured output: A.3 asks for "a valid python list of strings" and A.4 for "[ID1, ID2, ID3, ...]"; both get
-a JSON schema (an object wrapping the list, since OpenAI-style structured output needs an object at the top),
-and the parsers also accept the bare list the listing asks for. A.1 and A.2 ask for free text: no schema.
+Structured output: A.3 asks for "a valid python list of strings" and A.4 for "[ID1, ID2, ID3, ...]"; their
+schemas are exactly that format, a bare JSON array. The prompts are sent as printed: a backend constrains the
+output with the schema where the server can (llama.cpp: a grammar; vLLM/Ollama: ``json_schema``) and otherwise
+parses the reply leniently (OpenAI's structured output needs an object at the top, so it gets none); nothing is
+added to the prompt (``llm/requests.py``). A.1 and A.2 ask for free text: no schema.
 """
 
 from __future__ import annotations
@@ -107,8 +109,8 @@ Components: ['Publisher', 'SpringerLink', '2020']
 ### Start Your Task:
 Question: {question}
 """
-COMPONENTS_SCHEMA = {"type": "object", "properties": {"components": {"type": "array", "items": {"type": "string"}}},
-                     "required": ["components"]}
+#: A.3's output format, a list of strings (no object wrapper: the listing asks for the bare list)
+COMPONENTS_SCHEMA = {"type": "array", "items": {"type": "string"}}
 
 # Listing A.4: Triple Filtering Prompt (verbatim)
 FILTER = """### Task Description:
@@ -126,10 +128,11 @@ You are a knowledgeable assistant. Given a question, a answer and a list of ID-t
 ### Retrieved Contexts:
 {contexts}
 """
-FILTER_SCHEMA = {"type": "object", "properties": {"ids": {"type": "array", "items": {"type": "integer"}}},
-                 "required": ["ids"]}
+#: A.4's output format, "[ID1, ID2, ID3, ...]" (no object wrapper)
+FILTER_SCHEMA = {"type": "array", "items": {"type": "integer"}}
 
-# PATHTOTEXT (Alg. 6 / Alg. 17): no listing in the thesis; written to §4.2's description of T_path.
+# PATHTOTEXT (Alg. 6 / Alg. 17): the project's own prompt (the thesis prints no listing for it), written to
+# §4.2's description of T_path.
 PATH_TO_TEXT = """### Task Description:
 Convert the following path from a knowledge graph into a natural language description. The path is a
 sequence of (subject, predicate, object) triples; each triple continues from the object of the one before.

@@ -90,7 +90,7 @@ def split_components(question: str, vocab: Vocabulary, max_share: float | None) 
 
 
 def parse_components(r: Any) -> list[str] | None:
-    """Components from the LLM: ``{"components": [...]}`` (schema), a bare list, or the python list Listing A.3
+    """Components from the LLM: the bare list (its schema), ``{"components": [...]}``, or the python list Listing A.3
     asks for in the text. None when there is no list of strings (malformed)."""
     raw = response_list(r, "components")
     if not isinstance(raw, list) or not all(isinstance(c, (str, int, float)) for c in raw):
