@@ -152,6 +152,25 @@ def make_project(root: Path, shared: Path, graph, pairs, monkeypatch, *, mlflow_
     return root
 
 
+def small_gv3_project(root: Path, shared: Path, kg, monkeypatch, *, min_papers: int = 0) -> Path:
+    """``make_project`` on a small slice of the GV3 export: the first 5 GV3 questions with at most two golden
+    triples, the papers their golden triples belong to (padded with other papers up to ``min_papers``)."""
+    from hublab.datasets.kgqa_csv import load_kgqa_csv
+    from hublab.graph.model import parse_triple_string
+    from hublab.graph.rdf import RdfKnowledgeGraph
+
+    pairs = [p for p in load_kgqa_csv(shared / "data/kgqa/flat_distributed.csv") if len(p.golden_triples) <= 2][:5]
+    papers: list[str] = []
+    for p in pairs:
+        for t in p.golden_triples:
+            paper = kg.paper_of(parse_triple_string(t).subject_id)
+            if paper and paper.uid not in papers:
+                papers.append(paper.uid)
+    papers += [e.uid for e in kg.entities_by_type("Paper") if e.uid not in papers][: max(0, min_papers - len(papers))]
+    graph = RdfKnowledgeGraph.from_triples([t for uid in papers for t in kg.subgraph(uid)])
+    return make_project(root, shared, graph, pairs, monkeypatch)
+
+
 def _pg_bin() -> Path | None:
     import shutil
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import make_project
+from conftest import small_gv3_project
 
 BM25 = {"name": "bm25", "retriever": {"type": "bm25", "params": {"units": "auto", "n_results": 30}},
         "llm": {"backend": "none"}, "evaluation": {"k": 10}}
@@ -19,20 +19,7 @@ BM25 = {"name": "bm25", "retriever": {"type": "bm25", "params": {"units": "auto"
 
 @pytest.fixture()
 def project(tmp_path: Path, shared: Path, gv3_orkg_graph, monkeypatch) -> Path:
-    from hublab.datasets.kgqa_csv import load_kgqa_csv
-    from hublab.graph.model import parse_triple_string
-    from hublab.graph.rdf import RdfKnowledgeGraph
-
-    kg = gv3_orkg_graph
-    pairs = [p for p in load_kgqa_csv(shared / "data/kgqa/flat_distributed.csv") if len(p.golden_triples) <= 2][:5]
-    papers: list[str] = []
-    for p in pairs:
-        for t in p.golden_triples:
-            paper = kg.paper_of(parse_triple_string(t).subject_id)
-            if paper and paper.uid not in papers:
-                papers.append(paper.uid)
-    graph = RdfKnowledgeGraph.from_triples([t for uid in papers for t in kg.subgraph(uid)])
-    root = make_project(tmp_path / "proj", shared, graph, pairs, monkeypatch)
+    root = small_gv3_project(tmp_path / "proj", shared, gv3_orkg_graph, monkeypatch)
     (root / "pipelines/tuned").mkdir(parents=True)
     (root / "pipelines/bm25.yaml").write_text(yaml.safe_dump(BM25))
     tuned = {**BM25, "name": "bm25_tuned", "tuned": {"study": "fair-bm25-test", "n_trials": 2}}

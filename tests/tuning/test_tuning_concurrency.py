@@ -18,7 +18,7 @@ from pathlib import Path
 import optuna
 import pytest
 
-from conftest import make_project
+from conftest import small_gv3_project
 
 pytestmark = pytest.mark.slow  # hublab tune subprocesses, kill -9
 
@@ -64,21 +64,7 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 
 @pytest.fixture()
 def project(tmp_path: Path, shared: Path, gv3_orkg_graph, monkeypatch) -> Path:
-    from hublab.datasets.kgqa_csv import load_kgqa_csv
-    from hublab.graph.model import parse_triple_string
-    from hublab.graph.rdf import RdfKnowledgeGraph
-
-    kg = gv3_orkg_graph
-    pairs = [p for p in load_kgqa_csv(shared / "data/kgqa/flat_distributed.csv") if len(p.golden_triples) <= 2][:5]
-    papers: list[str] = []
-    for p in pairs:
-        for t in p.golden_triples:
-            paper = kg.paper_of(parse_triple_string(t).subject_id)
-            if paper and paper.uid not in papers:
-                papers.append(paper.uid)
-    papers += [e.uid for e in kg.entities_by_type("Paper") if e.uid not in papers][: 12 - len(papers)]
-    graph = RdfKnowledgeGraph.from_triples([t for uid in papers for t in kg.subgraph(uid)])
-    root = make_project(tmp_path / "proj", shared, graph, pairs, monkeypatch)
+    root = small_gv3_project(tmp_path / "proj", shared, gv3_orkg_graph, monkeypatch, min_papers=12)
     (root / "bm.yaml").write_text(PIPELINE)
     (root / "slow_tune.py").write_text(SLOW_TUNE)
     return root
