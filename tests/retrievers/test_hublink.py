@@ -229,17 +229,20 @@ class _FlakyEmbedder:
         return self.inner.embed(texts)
 
 
-def test_crash_mid_indexing_leaves_usable_index_and_rerun_completes(embedder, tmp_path):
+def test_crash_mid_indexing_keeps_committed_hubs_and_rerun_completes(embedder, tmp_path):
+    """A crash keeps the committed batch but the index does not count as built (issue #20: a partial index is
+    resumed, never searched); the rerun indexes only the missing hub and completes it."""
     r = _retriever(_graph(), embedder, tmp_path)
     r.hub_index.embedder = _FlakyEmbedder(embedder)
     with pytest.raises(RuntimeError, match="simulated crash"):
         r.hub_index.build(progress=False, batch_hubs=1)
-    assert r.hub_index.is_built() and len(r.hub_index.manifest()) == 1  # first batch committed
-    res = r.retrieve("Which research method does the study use?")
-    assert res.contexts and res.reason is None
+    assert not r.hub_index.is_built() and len(r.hub_index.manifest()) == 1  # first batch committed
+    assert "incomplete" in (r.hub_index.build_state() or "")
     r.hub_index.embedder = embedder
     rerun = r.hub_index.build(progress=False, batch_hubs=1)
-    assert rerun["hubs_reindexed"] == 1 and len(r.hub_index.manifest()) == 2
+    assert rerun["hubs_reindexed"] == 1 and len(r.hub_index.manifest()) == 2 and r.hub_index.is_built()
+    res = r.retrieve("Which research method does the study use?")
+    assert res.contexts and res.reason is None
     assert r.hub_index.build(progress=False)["hubs_reindexed"] == 0
 
 
