@@ -89,7 +89,8 @@ def test_pipeline_runs_over_http(name, small_project: Path, llama_server, monkey
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # a local endpoint needs no key, and none is sent
     for var in ("HUBLAB_LLM_BASE_URL", "HUBLAB_LLM_MODEL"):  # the CLI sets them in-process: restore after
         monkeypatch.delenv(var, raising=False)
-    res = CliRunner().invoke(app, ["run", str(ROOT / "pipelines" / f"{name}.yaml"), "--graph", "gv3_orkg",
+    pipeline = _with_long_llm_timeout(ROOT / "pipelines" / f"{name}.yaml", small_project)
+    res = CliRunner().invoke(app, ["run", str(pipeline), "--graph", "gv3_orkg",
                                    "--dataset", "gv3_orkg", "--no-carbon", "--experiment", f"http-{name}",
                                    "--llm-base-url", llama_server, "--llm-model", "gemma3-270m", "--json"])
     assert res.exit_code == 0, (res.output[-3000:], res.exception)
@@ -101,3 +102,30 @@ def test_pipeline_runs_over_http(name, small_project: Path, llama_server, monkey
     assert_metrics_match_the_record(m, small_project)
     preds = small_project / "outputs"
     assert preds.exists()
+
+
+#: Per-request timeout for the bundled 270M model on a CPU: a verbatim thesis prompt with its context can take
+#: minutes on a busy 2-core machine; this test checks the wiring, not the model's speed (the pipelines' own 60 s
+#: default is for real servers).
+LLM_TIMEOUT_S = 300.0
+
+
+def _with_long_llm_timeout(pipeline: Path, project: Path) -> Path:
+    """A copy of ``pipeline`` in ``project`` whose OpenAI-compatible LLM blocks wait ``LLM_TIMEOUT_S`` per request."""
+
+    def patch(node):
+        if isinstance(node, dict):
+            if node.get("backend") == "openai":
+                node["timeout_s"] = LLM_TIMEOUT_S
+            for v in node.values():
+                patch(v)
+        elif isinstance(node, list):
+            for v in node:
+                patch(v)
+
+    cfg = yaml.safe_load(pipeline.read_text())
+    patch(cfg)
+    out = project / "pipelines" / pipeline.name
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return out
