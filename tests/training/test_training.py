@@ -159,7 +159,10 @@ def test_tiny_finetune_saves_registers_and_reloads(graph, tmp_path, monkeypatch)
     vec = from_yaml.embed(["Which papers use the evaluation method Case Study?"])
     assert vec.shape == (1, 384)
     assert (from_registry.embed(["Which papers use the evaluation method Case Study?"]) == vec).all()
-    assert (root / ".cache" / "embeddings" / f"{res.identity}-384.sqlite").exists()  # its own vector cache
+    # its own vector cache, keyed on the fine-tuned model's identity (not the base model's)
+    caches = [p.name for p in (root / ".cache" / "embeddings").glob("*.sqlite")]
+    assert any(n.startswith(f"{res.identity}") and n.endswith("-384.sqlite") for n in caches), caches
+    assert from_yaml.vectors_id.startswith(res.identity)
     # the index collection and the run identity change with the model
     settings = IndexSettings(["Paper"], [], -1, False)
     assert settings.fingerprint(from_yaml) != settings.fingerprint(base)

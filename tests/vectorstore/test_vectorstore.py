@@ -64,7 +64,7 @@ def test_second_process_gets_a_clear_lock_error(tmp_path):
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert "CLEAR:" in out.stdout and "one process at a time" in out.stdout, out.stdout + out.stderr[-2000:]
-    assert f"cannot open Milvus at {path}" in out.stdout, out.stdout  # the error names the locked file
+    assert str(path) in out.stdout and "in use by pid" in out.stdout, out.stdout  # names the locked file and its owner
     assert out.returncode == 0, out.stderr[-2000:]  # a HubLabError, caught above: no other exception escaped
     assert build_vector_store(None, path).count("c") == len(VECS)  # the owner still reads its file
 
