@@ -51,11 +51,6 @@ def thesis_results(st: Settings) -> dict[str, dict[str, dict[str, float]]]:
     return out
 
 
-def thesis_hublink(st: Settings) -> dict[str, dict[str, float]]:
-    """The thesis's HubLink per variant (GV1 from the final comparison, others from the graph-variant table)."""
-    return thesis_results(st).get("HubLink", {})
-
-
 def _method(run: dict[str, Any], st: Settings) -> str:
     if run.get("retriever"):
         return str(run["retriever"])
