@@ -16,7 +16,9 @@ import yaml
 
 from hublab.errors import InputError
 
-GRAPH_NAMES = ("gv1", "gv2", "gv3", "gv4", "gv3_orkg")
+#: The graph (and dataset) built from the ORKG export: ``snapshot.name`` unless params.yaml names it otherwise.
+ORKG_GRAPH = "gv3_orkg"
+GRAPH_NAMES = ("gv1", "gv2", "gv3", "gv4", ORKG_GRAPH)
 
 
 def project_root() -> Path:
@@ -65,7 +67,7 @@ class Settings:
     def graph_names(self) -> list[str]:
         """What ``--graph`` accepts: the rebuilt variants and the ORKG snapshot."""
         variants = [str(v) for v in self.section("graphs").get("variants", GRAPH_NAMES[:4])]
-        return [*variants, str(self.section("snapshot").get("name", "gv3_orkg"))]
+        return [*variants, str(self.section("snapshot").get("name", ORKG_GRAPH))]
 
     def dataset_names(self) -> list[str]:
         """What ``--dataset`` accepts by name (a path to a KGQA file is accepted too)."""
@@ -80,7 +82,7 @@ class Settings:
         valid = self.graph_names()
         if name not in valid:
             raise InputError(f"unknown graph {name!r}; valid: {', '.join(valid)}", field="--graph")
-        if name == self.section("snapshot").get("name", "gv3_orkg"):
+        if name == self.section("snapshot").get("name", ORKG_GRAPH):
             return self.path("snapshots") / f"{name}.ttl"
         return self.path("graphs") / f"{name}.ttl"
 

@@ -46,14 +46,6 @@ def dot_scores(a: Any, b: Any) -> np.ndarray:
     return round_scores(as64(a) @ as64(b).T)
 
 
-def cosine_scores(a: Any, b: Any) -> np.ndarray:
-    """Rounded cosine similarities of the rows of ``a`` with the rows of ``b`` (normalised in float64)."""
-    a64, b64 = as64(a), as64(b)
-    a64 = a64 / np.maximum(np.linalg.norm(a64, axis=1, keepdims=True), 1e-12)
-    b64 = b64 / np.maximum(np.linalg.norm(b64, axis=1, keepdims=True), 1e-12)
-    return round_scores(a64 @ b64.T)
-
-
 def order(scores: Sequence[float] | np.ndarray, keys: Sequence[Any] | np.ndarray | None = None) -> list[int]:
     """Positions best first: by rounded score (descending), then by ``keys`` (ascending; default: position).
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from hublab.retrievers.registry import get_retriever_class
 from hublab.tracking.prompt_registry import (
-    HUBLINK_PROMPTS,
     OWN,
     PIPE_PROMPTS,
     THESIS_LISTINGS,
@@ -27,7 +27,8 @@ from hublab.tracking.prompt_registry import (
 
 #: a listing's caption, or the next appendix heading ("A.1.2. Question Augmentation ...", "A.2. ORKG ...")
 _HEADING = re.compile(r"^(?:Listing (A\.\d+):.*|A\.\d+(?:\.\d+)*\.\s.*)$", re.M)
-_LOCATIONS = {**HUBLINK_PROMPTS, **{name: ("hublab.pipeline.prompts", attr) for name, attr in PIPE_PROMPTS.values()}}
+_LOCATIONS = {**{name: (module, attr) for name, (module, attr, _on) in get_retriever_class("hublink").prompts.items()},
+              **{name: ("hublab.pipeline.prompts", attr) for name, attr in PIPE_PROMPTS.values()}}
 
 
 def thesis_listings(text: str) -> dict[str, str]:

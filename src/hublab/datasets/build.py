@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from hublab.config import Settings
+from hublab.config import ORKG_GRAPH, Settings
 from hublab.datasets.kgqa_csv import load_kgqa_csv, unparseable_golden
 from hublab.datasets.model import write_jsonl
 from hublab.datasets.remap import IdHints, remap_pairs
@@ -64,7 +64,7 @@ def build_datasets(s: Settings, only: list[str] | None = None) -> tuple[dict[str
     min_rate = float(cfg.get("min_mapping_rate", 0.95))
     files: dict[str, str] = dict(cfg.get("files") or {})
     reduced = dict(cfg.get("reduced") or {})
-    orkg = dict(cfg.get("orkg") or {"name": "gv3_orkg", "file": files.get("gv3", "flat_distributed.csv")})
+    orkg = dict(cfg.get("orkg") or {"name": ORKG_GRAPH, "file": files.get("gv3", "flat_distributed.csv")})
     hint_graph = str(cfg.get("id_hints_graph") or orkg["name"])
 
     # dataset name -> (csv file, graph name, remap?)

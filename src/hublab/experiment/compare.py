@@ -3,16 +3,17 @@ side with the thesis's reported numbers, plus the thesis's sustainability metric
 
 from __future__ import annotations
 
-import csv
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hublab.config import Settings
-from hublab.evaluation import names
+from hublab.evaluation import names, thesis_tables
 from hublab.pipeline.config import PipelineConfig, load_pipeline
-from hublab.tracking.artifacts import THESIS_NAMES, write_csv
+from hublab.retrievers.registry import default_pipelines as default_pipelines  # the CLI's import path
+from hublab.retrievers.registry import thesis_names
+from hublab.tracking.artifacts import write_csv
 from hublab.tracking.carbon import sustainability
 
 # @10 rank metrics first; full-list metrics only next to the output size they were measured at.
@@ -22,31 +23,11 @@ KEY_TAG = "hublab.comparison_key"
 CHILD_TAG = "hublab.comparison_child"
 ROLE_TAG = "hublab.role"  # "comparison" on the parent
 THESIS_SETTING = "OpenAI LLM + embeddings (Table 10.5)"
-VARIANT = {"gv1": "GV1", "gv2": "GV2", "gv3": "GV3", "gv4": "GV4", "gv3_orkg": "GV3"}
-
-
-def default_pipelines(root: Path) -> list[Path]:
-    """Every LLM-free pipeline: *_local.yaml plus the lexical/dense baselines that need no LLM."""
-    pipes = sorted((root / "pipelines").glob("*_local.yaml"))
-    pipes += [root / "pipelines" / n for n in ("bm25.yaml", "vss.yaml", "hybrid.yaml")
-              if (root / "pipelines" / n).exists()]
-    return pipes
 
 
 def thesis_rows(settings: Settings, graph: str) -> dict[str, dict[str, float]]:
     """Thesis numbers per method for this graph variant (graph_variants.csv: Recall, Precision, F1, MAP@10)."""
-    path = settings.path("thesis_results") / "graph_variants.csv"
-    variant = VARIANT.get(graph)
-    out: dict[str, dict[str, float]] = {}
-    if not variant or not path.exists():
-        return out
-    with path.open() as fh:
-        for row in csv.DictReader(fh):
-            name, _, var = row["Config"].rpartition(" (")
-            if var.rstrip(")") == variant:
-                out[name] = {names.RECALL: float(row["Recall"]), names.PRECISION: float(row["Precision"]),
-                             names.F1: float(row["F1"]), names.MAP_AT_10: float(row["MAP@10"])}
-    return out
+    return thesis_tables.on_graph(settings.path("thesis_results"), graph)
 
 
 @dataclass
@@ -63,6 +44,7 @@ def compare_methods(pipelines: list[Path], graph: str, dataset: str, *, settings
     from hublab.experiment.runner import run_experiment
 
     thesis = thesis_rows(settings, graph)
+    thesis_name = thesis_names()
     rows: list[dict[str, Any]] = []
     skipped: list[tuple[str, str]] = []
     for path in pipelines:
@@ -82,7 +64,7 @@ def compare_methods(pipelines: list[Path], graph: str, dataset: str, *, settings
         row["s/question"] = s.metrics.get("runtime")
         row["LLM tokens/question"] = s.metrics.get("llm_tokens")
         row["kgCO2e/question"] = s.metrics.get("session_emissions_per_question", s.metrics.get("emissions"))
-        ref = thesis.get(THESIS_NAMES.get(cfg.retriever_type, ""), {})
+        ref = thesis.get(thesis_name.get(cfg.retriever_type, ""), {})
         for key, label in COLUMNS:
             if key in ref:
                 row[f"thesis {label}"] = ref[key]
@@ -171,10 +153,10 @@ def thesis_children(thesis: dict[str, dict[str, float]], graph: str) -> dict[str
     """child key → run name, tags, metrics of one thesis reference run per thesis method on this graph variant."""
     from hublab.tracking.mlflow_log import finite_metrics
 
-    ours = {v: k for k, v in THESIS_NAMES.items()}
+    ours = {v: k for k, v in thesis_names().items()}
     out = {}
     for name, vals in sorted(thesis.items()):
-        label = f"{name} ({VARIANT.get(graph, graph)})"
+        label = f"{name} ({thesis_tables.variant(graph) or graph})"
         out[f"thesis:{name}"] = {
             "name": f"thesis · {label}",
             "tags": {SOURCE_TAG: "thesis", "hublab.method": ours.get(name, name.lower()), "thesis.config": label,

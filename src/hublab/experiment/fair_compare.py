@@ -20,12 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from hublab.config import Settings
-from hublab.evaluation import names
+from hublab.config import ORKG_GRAPH, Settings
+from hublab.evaluation import names, thesis_tables
 from hublab.evaluation.significance import ALPHA, TEST_NAME, bootstrap_ci, paired_p_value
 from hublab.pipeline.config import PipelineConfig, load_pipeline
+from hublab.retrievers.registry import default_pipelines, thesis_names
 
-GRAPHS = (("gv1", "gv1"), ("gv3_orkg", "gv3_orkg"))  # (graph, dataset)
+GRAPHS = (("gv1", "gv1"), (ORKG_GRAPH, ORKG_GRAPH))  # (graph, dataset)
 TUNING_SET = "reduced_gv1"
 TUNING_N = 44  # questions in the tuning set (GV1 also holds one of them twice; neither copy counts as held out)
 BOUND = 20
@@ -34,8 +35,6 @@ TEST_METRIC = names.MAP_AT_10
 METRICS = (names.HITS_AT_10, names.MAP_AT_10, names.MRR_AT_10, names.RECALL_AT_10, names.RECALL,
            names.PRECISION, names.F1, names.TRIPLES_PER_QUESTION)
 EXPERIMENT = "compare-fair"
-VARIANT = {"gv1": "GV1", "gv2": "GV2", "gv3": "GV3", "gv4": "GV4", "gv3_orkg": "GV3"}
-THESIS_METHOD = {"hublink": "HubLink", "difar": "DiFaR", "fidelis": "FiDeLiS", "mindmap": "Mindmap"}
 ROUND = 4  # digits of every value written (no float noise in tables or MLflow)
 
 
@@ -68,8 +67,6 @@ class Row:
 
 def entries(root: Path, pipelines: list[Path] | None = None, tuned_dir: Path | None = None) -> list[Entry]:
     """Each default LLM-free pipeline and, where it exists, its tuned file (``<tuned_dir>/<method>.yaml``)."""
-    from hublab.experiment.compare import default_pipelines
-
     tuned_dir = tuned_dir or root / "pipelines" / "tuned"
 
     def shown(path: Path) -> Path:  # project-relative in every table (no machine-specific paths in git)
@@ -103,9 +100,8 @@ def tuning_questions(st: Settings) -> tuple[set[str], set[str]]:
 
 
 def _thesis_map(st: Settings, method: str, graph: str) -> float | None:
-    from hublab.experiment.summary import thesis_results
-
-    ref = thesis_results(st).get(THESIS_METHOD.get(method, ""), {}).get(VARIANT.get(graph, ""), {})
+    ref = thesis_tables.by_method(st.path("thesis_results")).get(thesis_names().get(method, ""), {}).get(
+        thesis_tables.variant(graph) or "", {})
     v = ref.get(names.MAP_AT_10)
     return None if v is None else float(v)
 
@@ -210,7 +206,7 @@ def _order(rows: list[Row]) -> list[Row]:
 
 GROUP_TITLE = {("gv1", "all"): "GV1 (rebuilt), all questions",
                ("gv1", "held_out"): "GV1 (rebuilt), questions outside the tuning set",
-               ("gv3_orkg", "all"): "GV3 (ORKG export), all questions"}
+               (ORKG_GRAPH, "all"): "GV3 (ORKG export), all questions"}
 
 
 def _title(graph: str, subset: str, n: int) -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -44,15 +43,6 @@ def src_tree_digest(root: str = str(SRC_ROOT)) -> str:
         h.update(p.read_bytes())
         h.update(b"\0")
     return h.hexdigest()
-
-
-@lru_cache(maxsize=4)
-def git_head(root: str) -> str | None:
-    try:
-        out = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return (out.stdout.strip() or None) if out.returncode == 0 else None
 
 
 def code_version() -> dict[str, str]:

@@ -15,45 +15,20 @@ from pathlib import Path
 from typing import Any
 
 from hublab.config import Settings
-from hublab.evaluation import names
+from hublab.evaluation import names, thesis_tables
+from hublab.retrievers.registry import thesis_names
 
-VARIANT = {"gv1": "GV1", "gv2": "GV2", "gv3": "GV3", "gv4": "GV4", "gv3_orkg": "GV3"}
 #: Metrics of the table, in order.
 SHOWN = (*names.KEY_METRICS[:5], names.RECALL, names.PRECISION, names.RUNTIME, names.N_QUESTIONS)
 #: (metric name, column heading); the full-list Recall is headed "Recall (all)" next to the @10 metrics.
 COLUMNS = [(n, "Recall (all)" if n == names.RECALL else names.LABELS[n]) for n in SHOWN]
-#: The thesis's name of each method in its result tables (graph_variants.csv, final_comparison_gv1.csv).
-THESIS_METHOD = {"hublink": "HubLink", "difar": "DiFaR", "fidelis": "FiDeLiS", "mindmap": "Mindmap"}
 
 
 def thesis_results(st: Settings) -> dict[str, dict[str, dict[str, float]]]:
     """{method: {variant: {metric name: value}}} from the thesis's tables: the graph-variant table (Recall,
-    Precision, MAP@10 per method and variant) and, for HubLink on GV1, the final comparison (Traverse, o3-mini;
+    Precision, F1, MAP@10 per method and variant) and, for HubLink on GV1, the final comparison (Traverse, o3-mini;
     every metric)."""
-    base = st.path("thesis_results")
-    out: dict[str, dict[str, dict[str, float]]] = {}
-    variants = base / "graph_variants.csv"
-    if variants.exists():
-        with variants.open() as fh:
-            for row in csv.DictReader(fh):
-                name, _, var = row["Config"].rpartition(" (")
-                out.setdefault(name, {})[var.rstrip(")")] = {
-                    names.RECALL: float(row["Recall"]), names.PRECISION: float(row["Precision"]),
-                    names.MAP_AT_10: float(row["MAP@10"])}
-    final = base / "final_comparison_gv1.csv"
-    if final.exists():
-        with final.open() as fh:
-            for row in csv.DictReader(fh):
-                if row["Config"] == "HubLink (Traverse)":
-                    ours = {names.from_thesis(c): v for c, v in row.items()}
-                    out.setdefault("HubLink", {})["GV1"] = {
-                        k: float(ours[k]) for k in SHOWN if ours.get(k) not in (None, "", "none")}
-    return out
-
-
-def thesis_hublink(st: Settings) -> dict[str, dict[str, float]]:
-    """The thesis's HubLink per variant (GV1 from the final comparison, others from the graph-variant table)."""
-    return thesis_results(st).get("HubLink", {})
+    return thesis_tables.by_method(st.path("thesis_results"))
 
 
 def _method(run: dict[str, Any], st: Settings) -> str:
@@ -71,6 +46,7 @@ def evaluation_rows(st: Settings, *, thesis: bool = True) -> list[dict[str, Any]
     """One row per evaluate run declared in params.yaml that has results; with ``thesis`` the thesis's row for
     the same method and graph variant after it, where the thesis reports one."""
     reference = thesis_results(st) if thesis else {}
+    thesis_name = thesis_names()
     rows: list[dict[str, Any]] = []
     for run in st.section("evaluate").get("runs", []):
         path = st.root / "reports" / "eval" / f"{run['pipeline']}-{run['dataset']}" / "metrics.json"
@@ -80,10 +56,10 @@ def evaluation_rows(st: Settings, *, thesis: bool = True) -> list[dict[str, Any]
         method = _method(run, st)
         rows.append({"run": f"{run['pipeline']} on {run['dataset']}", "method": method, "pipeline": run["pipeline"],
                      "graph": run["graph"], "dataset": run["dataset"], **{k: m.get(k) for k in SHOWN}})
-        variant = VARIANT.get(run["graph"], "")
-        ref = reference.get(THESIS_METHOD.get(method, ""), {}).get(variant, {})
+        variant = thesis_tables.variant(run["graph"]) or ""
+        ref = reference.get(thesis_name.get(method, ""), {}).get(variant, {})
         if ref:
-            rows.append({"run": f"  thesis {THESIS_METHOD[method]} ({variant})", "method": method,
+            rows.append({"run": f"  thesis {thesis_name[method]} ({variant})", "method": method,
                          "pipeline": "thesis", "graph": run["graph"], "dataset": run["dataset"],
                          **{k: ref.get(k) for k in SHOWN}})
     return rows

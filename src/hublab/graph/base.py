@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 
 from hublab.graph.model import Knowledge, Triple
 
@@ -108,6 +108,3 @@ class KnowledgeGraph(ABC):
 
     def __len__(self) -> int:
         return sum(1 for _ in self.triples())
-
-    def render_all(self, triples: Iterable[Triple]) -> list[str]:
-        return [t.render() for t in triples]

@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from hublab.config import ORKG_GRAPH
 from hublab.errors import InputError
 from hublab.graph.base import PAPER_TYPE
 from hublab.graph.model import Triple
@@ -240,7 +241,7 @@ def build_snapshot(
     ``research_field_from`` (field, file) says where ``research_field`` came from, for the error on a malformed
     id (checked before anything is read or written)."""
     source = cfg.get("source", "export")
-    name = str(cfg.get("name", "gv3_orkg"))
+    name = str(cfg.get("name", ORKG_GRAPH))
     where, where_file = research_field_from
     field = check_research_field(cfg.get("research_field", "R659055"), field=where, file=where_file)
     pattern = cfg.get("contribution_pattern") or None

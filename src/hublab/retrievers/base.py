@@ -98,6 +98,21 @@ class Retriever(ABC):
     """
 
     name: ClassVar[str] = "retriever"
+    # ---- the method's facts, declared once here and read through the registry by reports, tuning and tracking
+    #: The method's name in the thesis's result tables (``graph_variants.csv``); None: the thesis does not report it.
+    thesis_name: ClassVar[str | None] = None
+    #: The retriever's own steps prompt an LLM when the pipeline configures one (with ``llm.backend: none`` they
+    #: run their deterministic LLM-free substitute); the pipeline's optional pipes are not counted here.
+    uses_llm: ClassVar[bool] = False
+    #: The LLM-free pipeline file (under ``pipelines/``) that ``hublab report compare`` and ``hublab tune-all``
+    #: run by default; None: the method is not in the default comparison.
+    default_pipeline: ClassVar[str | None] = None
+    #: Where the method sits in the default comparison (sorted by group, then name): 0 KGQA methods,
+    #: 1 single-ranking IR baselines, 2 rank-fusion baselines.
+    compare_group: ClassVar[int] = 0
+    #: Prompts the method sends: registry name → (module, template attribute, the boolean parameter that turns the
+    #: step on, or None). Empty: the prompt registry takes the method module's ``*_PROMPT`` constants.
+    prompts: ClassVar[dict[str, tuple[str, str, str | None]]] = {}
     #: Parameters every method accepts; the base applies them unless the method declares its own.
     #: ``max_output_triples`` bounds the returned contexts, so methods can be compared at the same output size.
     COMMON_PARAMS: ClassVar[dict[str, tuple[Any, Any]]] = {

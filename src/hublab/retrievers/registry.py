@@ -1,6 +1,9 @@
 """Registry of retriever methods: each module (or sub-package) in :mod:`hublab.retrievers.methods` *is*
 one method, and its name is the pipeline's ``retriever.type``. Adding a method is adding a file.
 
+The facts a method's class declares (``thesis_name``, ``uses_llm``, ``default_pipeline``, ``prompts``) are read
+here by reports, tuning and tracking, so none of them keeps its own list of methods.
+
 Modules are imported lazily, so a pipeline loads only the method it uses (and its heavy dependencies).
 """
 
@@ -9,6 +12,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+from pathlib import Path
 from typing import Any
 
 from hublab.errors import InputError
@@ -72,3 +76,20 @@ def validate_retriever(name: str, params: dict[str, Any], *, source: str | None 
 def build_retriever(name: str, resources: Resources, params: dict[str, Any], *,
                     source: str | None = None) -> Retriever:
     return get_retriever_class(name).create(resources, validate_retriever(name, params, source=source))
+
+
+def default_pipelines(root: Path) -> list[Path]:
+    """The default comparison (``hublab report compare``, ``hublab tune-all``): every registered method whose class
+    names a ``default_pipeline`` that exists under ``<root>/pipelines/``, ordered by ``compare_group``, then name."""
+    found = []
+    for name in available():
+        cls = get_retriever_class(name)
+        path = Path(root) / "pipelines" / cls.default_pipeline if cls.default_pipeline else None
+        if path is not None and path.exists():
+            found.append((cls.compare_group, name, path))
+    return [path for _group, _name, path in sorted(found)]
+
+
+def thesis_names() -> dict[str, str]:
+    """``{method: its name in the thesis's result tables}`` for every method the thesis reports."""
+    return {name: cls.thesis_name for name in available() if (cls := get_retriever_class(name)).thesis_name}

@@ -10,11 +10,10 @@ from typing import Any
 import yaml
 
 from hublab.config import Settings
-from hublab.evaluation import names
+from hublab.evaluation import names, thesis_tables
 from hublab.pipeline.config import PipelineConfig, flatten
+from hublab.retrievers.registry import available, get_retriever_class
 
-# Thesis reference rows (graph_variants.csv / final_comparison_gv1.csv) by retriever type.
-THESIS_NAMES = {"hublink": "HubLink", "difar": "DiFaR", "fidelis": "FiDeLiS", "mindmap": "Mindmap"}
 PLOT_METRICS = (names.RECALL, names.PRECISION, names.F1, names.HITS_AT_10, names.MAP_AT_10)
 
 
@@ -64,21 +63,12 @@ def write_csv(rows: list[dict[str, Any]], path: Path) -> None:
 
 
 def thesis_reference(cfg: PipelineConfig, graph: str, settings: Settings) -> dict[str, float]:
-    """The thesis's numbers for this retriever on this graph variant, where the thesis reports them."""
-    name = THESIS_NAMES.get(cfg.retriever_type)
+    """The thesis's numbers (graph_variants.csv) for this retriever on this graph variant, where the thesis reports
+    them; a dataset name stands for its graph (``reduced_gv1`` → GV1)."""
+    name = get_retriever_class(cfg.retriever_type).thesis_name if cfg.retriever_type in available() else None
     if not name:
         return {}
-    variant = {"gv1": "GV1", "gv2": "GV2", "gv3": "GV3", "gv4": "GV4", "gv3_orkg": "GV3",
-               "reduced_gv1": "GV1"}.get(graph)
-    path = settings.path("thesis_results") / "graph_variants.csv"
-    if not variant or not path.exists():
-        return {}
-    with path.open() as fh:
-        for row in csv.DictReader(fh):
-            if row["Config"] == f"{name} ({variant})":
-                return {names.RECALL: float(row["Recall"]), names.PRECISION: float(row["Precision"]),
-                        names.F1: float(row["F1"]), names.MAP_AT_10: float(row["MAP@10"])}
-    return {}
+    return thesis_tables.on_graph(settings.path("thesis_results"), settings.graph_for_dataset(graph)).get(name, {})
 
 
 def _plots(out: Path, metrics: dict[str, float], slices: dict[str, dict[str, dict[str, float]]],

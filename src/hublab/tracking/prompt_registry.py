@@ -26,11 +26,6 @@ from typing import Any
 
 from hublab.pipeline.config import PipelineConfig
 
-#: HubLink's thesis listings (A.1–A.4) and the project's own PATHTOTEXT prompt: registry name → (module, attribute)
-HUBLINK = "hublab.retrievers.methods.hublink.prompts"
-HUBLINK_PROMPTS = {"hublink_components": (HUBLINK, "COMPONENTS"), "hublink_partial": (HUBLINK, "PARTIAL"),
-                   "hublink_final": (HUBLINK, "FINAL"), "hublink_filter": (HUBLINK, "FILTER"),
-                   "hublink_path_to_text": (HUBLINK, "PATH_TO_TEXT")}
 #: the optional pipes' prompts (pipeline/prompts.py, thesis Listings A.5–A.7), by the pipe that sends them
 PIPE_PROMPTS = {"pre_retrieval": ("pipeline_augment", "AUGMENT"), "post_retrieval": ("pipeline_rerank", "RERANK"),
                 "generation": ("pipeline_generate", "GENERATE")}
@@ -57,7 +52,8 @@ def to_mlflow_template(template: str) -> str:
 
 
 def _method_prompts(retriever_type: str) -> dict[str, tuple[str, str]]:
-    """``*_PROMPT`` string constants of a baseline's module (or sub-package): ``<type>_<name>`` → location."""
+    """Where the class declares no ``prompts`` (every baseline): the ``*_PROMPT`` string constants of the
+    method's module (or sub-package), ``<type>_<name>`` → location."""
     base = f"hublab.retrievers.methods.{retriever_type}"
     try:
         mod = importlib.import_module(base)
@@ -76,18 +72,15 @@ def _method_prompts(retriever_type: str) -> dict[str, tuple[str, str]]:
 
 def prompts_used(cfg: PipelineConfig) -> dict[str, tuple[str, str]]:
     """Registry name → (module, attribute) of every template this pipeline's LLM steps send."""
-    used: dict[str, tuple[str, str]] = {}
-    if cfg.retriever_type == "hublink":
-        from hublab.retrievers.registry import get_retriever_class
+    from hublab.retrievers.registry import available, get_retriever_class
 
-        defaults = {k: d for k, (_t, d) in get_retriever_class("hublink").declared_params().items()}
+    used: dict[str, tuple[str, str]] = {}
+    declared = get_retriever_class(cfg.retriever_type).prompts if cfg.retriever_type in available() else {}
+    if declared:  # the class names its prompts and the parameter that turns each optional step on
+        defaults = {k: d for k, (_t, d) in get_retriever_class(cfg.retriever_type).declared_params().items()}
         params = {**defaults, **cfg.retriever_params}
-        for name, loc in HUBLINK_PROMPTS.items():
-            if ((name == "hublink_components" and not params.get("extract_question_components"))
-                    or (name == "hublink_filter" and not params.get("filter_output_context"))
-                    or (name == "hublink_path_to_text" and not params.get("llm_path_text"))):
-                continue
-            used[name] = loc
+        used.update({name: (module, attr) for name, (module, attr, flag) in declared.items()
+                     if flag is None or params.get(flag)})
     else:
         used.update(_method_prompts(cfg.retriever_type))
     for pipe, (name, attr) in PIPE_PROMPTS.items():

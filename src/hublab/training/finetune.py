@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from hublab.config import ORKG_GRAPH
 from hublab.errors import InputError
 from hublab.graph.base import KnowledgeGraph
 from hublab.training.questions import TrainPair, cap, generate_pairs, split_by_paper
@@ -32,7 +33,7 @@ class TrainConfig:
 
     name: str = "hublab-minilm-orkg"
     base_model: str = "all-MiniLM-L6-v2"
-    graphs: list[str] = field(default_factory=lambda: ["gv1", "gv3_orkg"])
+    graphs: list[str] = field(default_factory=lambda: ["gv1", ORKG_GRAPH])
     seed: int = 0
     val_fraction: float = 0.15
     phrasings_per_path: int = 2

@@ -16,6 +16,9 @@ class BM25Retriever(LexicalRetriever):
     ``candidate_types``, ``n_results``).
     """
 
+    default_pipeline = "bm25.yaml"
+    compare_group = 1
+
     def index(self, *, progress: bool = True) -> dict[str, Any]:
         return {"units": len(self.bm25.units)}
 

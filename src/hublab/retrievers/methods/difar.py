@@ -29,6 +29,9 @@ class DiFaRRetriever(Retriever):
         max_in_degree: nodes with more incoming edges (venues, fields) are not walked against direction.
     """
 
+    thesis_name = "DiFaR"
+    default_pipeline = "difar_local.yaml"
+
     def __init__(
         self,
         resources: Resources,

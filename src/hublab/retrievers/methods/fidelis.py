@@ -111,6 +111,10 @@ class FidelisRetriever(ReasoningRetriever):
         **params: the shared reasoning parameters (see ``ReasoningRetriever``).
     """
 
+    thesis_name = "FiDeLiS"
+    uses_llm = True
+    default_pipeline = "fidelis_local.yaml"
+
     def __init__(
         self,
         resources: Resources,

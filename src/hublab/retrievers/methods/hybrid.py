@@ -25,6 +25,9 @@ class HybridRetriever(LexicalRetriever):
         **params: the lexical parameters (``units``, ``add_rel``, ``candidate_types``, ``n_results``).
     """
 
+    default_pipeline = "hybrid.yaml"
+    compare_group = 2
+
     def __init__(
         self,
         resources: Resources,

@@ -78,6 +78,10 @@ class MindMapRetriever(ReasoningRetriever):
         **params: the shared reasoning parameters (see ``ReasoningRetriever``).
     """
 
+    thesis_name = "Mindmap"
+    uses_llm = True
+    default_pipeline = "mindmap_local.yaml"
+
     def __init__(
         self,
         resources: Resources,

@@ -81,6 +81,9 @@ class StructGPTRetriever(ReasoningRetriever):
         **params: the shared reasoning parameters (see ``ReasoningRetriever``).
     """
 
+    uses_llm = True
+    default_pipeline = "structgpt_local.yaml"
+
     def __init__(
         self,
         resources: Resources,

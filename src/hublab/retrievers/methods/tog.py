@@ -113,6 +113,9 @@ class ToGRetriever(ReasoningRetriever):
         **params: the shared reasoning parameters (see ``ReasoningRetriever``).
     """
 
+    uses_llm = True
+    default_pipeline = "tog_local.yaml"
+
     def __init__(
         self,
         resources: Resources,

@@ -29,6 +29,9 @@ class VSSRetriever(Retriever):
         distance_metric: ``cosine``, ``l2`` or ``ip``.
     """
 
+    default_pipeline = "vss.yaml"
+    compare_group = 1
+
     def __init__(
         self,
         resources: Resources,

@@ -61,6 +61,10 @@ class FourStepFocusRetriever(Ranking, Retriever):
         relation_bonus: score bonus for triples on the planned relation (ORKG triple ranking).
         max_hops: hops from a candidate to the triples that support it (ORKG).
     """
+
+    uses_llm = True
+    default_pipeline = "four_step_focus_local.yaml"
+
     def __init__(
         self,
         resources: Resources,

@@ -38,6 +38,8 @@ from hublab.retrievers.methods.hublink.question import ProcessedQuestion, Vocabu
 from hublab.retrievers.methods.hublink.rerank import RANKINGS, OutputRanker, candidates_from_hubs
 from hublab.retrievers.methods.hublink.search import Hub, HubSearch, prune_hubs
 
+_PROMPTS = "hublab.retrievers.methods.hublink.prompts"  # the templates HubLink sends (prompts.py)
+
 
 def hub_documents(hubs: list[Hub]) -> list[dict[str, Any]]:
     """The paths of the kept hubs as retriever documents, hub by hub (best hub first), best path first."""
@@ -100,6 +102,16 @@ class HubLinkRetriever(Retriever):
         auto_index: build the index on first use if missing.
         source_linker: links hubs to external sources (a Python object; not a pipeline parameter).
     """
+
+    thesis_name = "HubLink"
+    uses_llm = True
+    default_pipeline = "hublink_local.yaml"
+    #: thesis Listings A.3, A.1, A.2, A.4 and the project's PATHTOTEXT; an optional step's prompt is sent only
+    #: when its parameter is on
+    prompts = {"hublink_components": (_PROMPTS, "COMPONENTS", "extract_question_components"),
+               "hublink_partial": (_PROMPTS, "PARTIAL", None), "hublink_final": (_PROMPTS, "FINAL", None),
+               "hublink_filter": (_PROMPTS, "FILTER", "filter_output_context"),
+               "hublink_path_to_text": (_PROMPTS, "PATH_TO_TEXT", "llm_path_text")}
 
     def __init__(
         self,
