@@ -66,8 +66,13 @@ def test_dvc_compare_stage_names_its_plot_fields():
     from hublab.experiment.summary import SHOWN
 
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
-    plot = stages["compare"]["plots"][0]["reports/summary/methods.csv"]
+    plot = stages["summary"]["plots"][0]["reports/evaluations/methods.csv"]
     assert plot["x"] in SHOWN and names.is_valid(plot["x"]) and plot["y"] == "run"
+    # the fair comparison's plots read the columns fair_compare.plot_data writes, and their titles name the graph
+    for spec in stages["compare"]["plots"]:
+        ((path, cfg),) = spec.items()
+        assert path.startswith("reports/summary/methods_") and cfg["y"] == "method_config"
+        assert cfg["x"] == names.MAP_AT_10 and ("GV1" in cfg["title"] or "GV3" in cfg["title"])
     for spec in stages["evaluate"]["do"]["plots"]:
         (cfg,) = spec.values()
         assert cfg["x"] in names.KEY_METRICS and cfg["y"] == "value"

@@ -32,7 +32,7 @@ def compare_cmd(
 ) -> None:
     """Run (or resume) each pipeline on the dataset and write one comparison table with the thesis's numbers.
 
-    Without --graph: the fair comparison of issue #22 (``reports/fair/methods.{csv,md,png,svg}``, MLflow
+    Without --graph: the fair comparison of issue #22 (``reports/summary/methods.{csv,md,png,svg}``, MLflow
     experiment ``compare-fair``)."""
     from rich.console import Console
 
@@ -108,7 +108,7 @@ def _fair(pipelines: list[Path] | None, limit: int | None, out: Path | None, bou
         raise typer.BadParameter("name at least one graph", param_hint="--graphs")
     rows = run_comparison(st, entries(st.root, list(pipelines) if pipelines else None), graphs=chosen, bound=bound,
                           limit=limit)
-    written = write_all(st, rows, out or (st.root / "reports" / "fair"), bound=bound)
+    written = write_all(st, rows, out or (st.root / "reports" / "summary"), bound=bound)
     if as_json:
         import json
 

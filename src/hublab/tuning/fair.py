@@ -201,8 +201,9 @@ def tune_all(req: TuneAllRequest, *, settings: Settings | None = None, evaluator
             base_overrides=plan.base_overrides, enqueue_base=True, prune=False,
             trial_artifacts=False), settings=st,
             evaluator=evaluator)
-        wall = time.perf_counter() - t0
         res = outcome.result
+        # the study's own time (its trials' durations within the budget): a resumed study keeps what it cost
+        wall = _trials_s(res.study, req.n_trials) or (time.perf_counter() - t0)
         trials = within_budget(res, req.n_trials)
         best = best_within(trials)
         if best is None:
@@ -231,16 +232,26 @@ def tune_all(req: TuneAllRequest, *, settings: Settings | None = None, evaluator
     return outcomes
 
 
+def _trials_s(study: Any, n_trials: int) -> float:
+    return sum(t.duration.total_seconds() for t in study.get_trials(deepcopy=False)
+               if t.number < n_trials and t.duration is not None)
+
+
+def _shown(v: Any) -> Any:
+    return round(v, 4) if isinstance(v, float) else v
+
+
 def _fmt(v: float | None) -> str:
     return "–" if v is None else f"{v:.4f}"
 
 
 def markdown(outcomes: list[MethodOutcome]) -> str:
-    """One line per method: default and best objective on the tuning set, the chosen values, wall time."""
-    lines = [f"| method | study | trials | {OBJECTIVE} default | {OBJECTIVE} tuned | chosen | wall s |",
+    """One line per method: default and best objective on the tuning set, the chosen values (floats to 4 decimals;
+    the tuned file keeps them exact), the summed duration of the study's trials."""
+    lines = [f"| method | study | trials | {OBJECTIVE} default | {OBJECTIVE} tuned | chosen | trials s |",
              "|---|---|---|---|---|---|---|"]
     for o in outcomes:
-        chosen = ", ".join(f"{k.rsplit('.', 1)[-1]}={v}" for k, v in sorted(o.best_params.items())) or (
+        chosen = ", ".join(f"{k.rsplit('.', 1)[-1]}={_shown(v)}" for k, v in sorted(o.best_params.items())) or (
             "flat study: every trial scored the same" if o.flat else "default kept (no trial scored higher)")
         lines.append(f"| {o.plan.method} | {o.study} | {o.trials} | {_fmt(o.default_value)} | {_fmt(o.best_value)} "
                      f"| {chosen} | {o.wall_s:.0f} |")
