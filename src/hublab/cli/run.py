@@ -27,21 +27,40 @@ def run_cmd(
                                            help="Also write metrics.json + per-slice CSVs here (DVC metrics/plots)."),
     llm_base_url: str | None = LLM_BASE_URL,
     llm_model: str | None = LLM_MODEL,
+    dry_run: bool = typer.Option(False, "--dry-run", help="Only print the estimate of LLM tokens and cost for "
+                                 "these questions (no LLM call, no question run, nothing written)."),
     as_json: bool = AS_JSON,
 ) -> None:
-    """Run a pipeline over a KGQA dataset, evaluate it and log one MLflow run (resumable)."""
+    """Run a pipeline over a KGQA dataset, evaluate it and log one MLflow run (resumable).
+
+    An LLM pipeline first checks its endpoint (API key, server, model: one line saying what is missing) and
+    prints an estimate of its tokens and cost; ``--dry-run`` prints only the estimate."""
+    import sys
+
     from rich.console import Console
     from rich.table import Table
 
     from hublab.config import settings
-    from hublab.experiment.runner import KEY_METRICS, run_experiment
-    from hublab.preflight import check_run, print_warnings
+    from hublab.preflight import check_llm, check_run, llm_endpoints, print_warnings
 
     use_llm_endpoint(llm_base_url, llm_model)
-    checked = check_run(pipeline, graph, dataset, settings=settings(), experiment=experiment, output=output,
-                        report_dir=report_dir, llm_base_url=llm_base_url)
-    print_warnings(checked.warnings)
+    st = settings()
+    checked = check_run(pipeline, graph, dataset, settings=st, experiment=experiment, output=output,
+                        report_dir=report_dir, llm_base_url=llm_base_url, tracking=not dry_run)
     cfg = checked.cfg
+    uses_llm = bool(llm_endpoints(cfg))
+    if dry_run:
+        print_warnings(checked.warnings)
+        typer.echo(_estimate(cfg, st, graph, dataset, limit).line())
+        return
+    if uses_llm:
+        # before any model load or question; a missing key is then said once, by this check, not also warned about
+        checked.warnings[:0] = check_llm(cfg)
+    print_warnings(checked.warnings)
+    if uses_llm:
+        print(_estimate(cfg, st, graph, dataset, limit).line(), file=sys.stderr)
+    from hublab.experiment.runner import KEY_METRICS, run_experiment
+
     s = run_experiment(cfg, graph, dataset, limit=limit, experiment=experiment, resume=resume, track_carbon=carbon,
                        progress=not as_json, trace=trace)
     if as_json:
@@ -77,6 +96,17 @@ def run_cmd(
     if s.failed:
         con.print(f"[red]run FAILED[/red]: {s.failure_reason}")
         raise typer.Exit(s.exit_code)
+
+
+def _estimate(cfg, st, graph: str, dataset: str, limit: int | None):
+    """The run's LLM estimate for its number of questions (the dataset was read by the check already)."""
+    from hublab.datasets.catalog import load_dataset
+    from hublab.llm.estimate import estimate
+    from hublab.tracking.mlflow_log import tracking_uri
+
+    n = len(load_dataset(st, dataset))
+    return estimate(cfg, min(n, limit) if limit else n, thesis_dir=st.path("thesis_results"), graph=graph,
+                    dataset=dataset, tracking_uri=tracking_uri(st.root))
 
 
 @app.command("index", cls=StrictCommand)
@@ -130,10 +160,11 @@ def ask_cmd(
 
     from hublab.config import settings
     from hublab.pipeline.pipeline import build_pipeline
-    from hublab.preflight import check_run, print_warnings
+    from hublab.preflight import check_llm, check_run, print_warnings
 
     use_llm_endpoint(llm_base_url, llm_model)
     checked = check_run(pipeline, graph, None, settings=settings(), llm_base_url=llm_base_url, tracking=False)
+    checked.warnings[:0] = check_llm(checked.cfg)  # key, server and model before the index and models load
     print_warnings(checked.warnings)
     pipe = build_pipeline(checked.cfg, graph)
     pipe.retriever.ensure_ready()
