@@ -10,12 +10,34 @@ import typer
 from hublab.cli.app import AS_JSON, LLM_BASE_URL, LLM_MODEL, StrictCommand, app, use_llm_endpoint
 from hublab.errors import HubLabError
 
+#: ``hublab run --help``: what the run does first, and the minimal dataset format with three rows (docs/datasets.md)
+RUN_HELP = "\n".join([
+    "Run a pipeline over a KGQA dataset, evaluate it and log one MLflow run (resumable).",
+    "",
+    "An LLM pipeline first checks its endpoint (API key, server, model: one line saying what is missing) and "
+    "prints an estimate of its tokens and cost; --dry-run prints only the estimate.",
+    "",
+    "Your own questions: --dataset my_questions.csv (or .jsonl) needs only the columns uid, question and "
+    "golden_triples (the thesis's triple strings, with ids of the --graph); every other thesis column is "
+    "optional (docs/datasets.md). Three rows, on --graph gv3_orkg:",
+    "",
+    "\b",
+    "uid,question,golden_triples",
+    "q1,Which papers did Georg Buchgeher publish in 2017?,"
+    "\"['(R869393:authors list, has list element, L1522147:Georg Buchgeher)']\"",
+    "q2,How many papers has Johannes Grohmann published?,"
+    "\"['(R872195:authors list, has list element, L1527978:Johannes Grohmann)']\"",
+    "q3,What is the replication package link of 'Trace Link Recovery for Software Architecture Documentation'?,"
+    "\"['(R870187:Evidence 1, Replication Package Link, L1523846:https://doi.org/10.5281/zenodo.4730621)']\"",
+])
 
-@app.command("run", cls=StrictCommand)
+
+@app.command("run", cls=StrictCommand, help=RUN_HELP)
 def run_cmd(
     pipeline: Path = typer.Argument(..., help="Pipeline YAML (pipelines/*.yaml)."),
     graph: str = typer.Option(..., "--graph", help="gv1..gv4 or gv3_orkg."),
-    dataset: str = typer.Option(..., "--dataset", help="gv1..gv4, gv3_orkg or reduced_gv1."),
+    dataset: str = typer.Option(..., "--dataset", help="gv1..gv4, gv3_orkg, reduced_gv1, or your own .csv/.jsonl "
+                                "(columns uid, question, golden_triples; see below)."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N questions."),
     output: Path | None = typer.Option(None, "--output", help="Write aggregate metrics JSON here."),
     experiment: str | None = typer.Option(None, "--experiment", help="MLflow experiment name."),
@@ -31,10 +53,7 @@ def run_cmd(
                                  "these questions (no LLM call, no question run, nothing written)."),
     as_json: bool = AS_JSON,
 ) -> None:
-    """Run a pipeline over a KGQA dataset, evaluate it and log one MLflow run (resumable).
-
-    An LLM pipeline first checks its endpoint (API key, server, model: one line saying what is missing) and
-    prints an estimate of its tokens and cost; ``--dry-run`` prints only the estimate."""
+    """Run a pipeline over a KGQA dataset, evaluate it and log one MLflow run (resumable); help: RUN_HELP."""
     import sys
 
     from rich.console import Console
