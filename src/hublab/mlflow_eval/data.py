@@ -24,11 +24,18 @@ def load_questions(dataset: str, root: Path | None = None) -> list[QAPair]:
     return load_dataset(settings(root), dataset)
 
 
-def eval_rows(pairs: list[QAPair], limit: int | None = None) -> list[dict[str, Any]]:
-    """MLflow evaluation rows (``inputs`` / ``expectations``), in the dataset's order."""
-    return [{"inputs": {"question": p.question},
-             "expectations": {GOLDEN_KEY: list(p.golden_triples), "golden_answer": p.golden_answer, "uid": p.uid}}
-            for p in pairs[:limit]]
+def eval_rows(pairs: list[QAPair], limit: int | None = None, *, topic: bool = False) -> list[dict[str, Any]]:
+    """MLflow evaluation rows (``inputs`` / ``expectations``), in the dataset's order. ``topic=True`` adds the
+    question's ``topic_entity_id`` / ``topic_entity_value`` to the inputs, for a ``predict_fn`` that takes them
+    (``hublab.mlflow_eval.predict.pipeline_predict_fn``)."""
+    rows = []
+    for p in pairs[:limit]:
+        inputs: dict[str, Any] = {"question": p.question}
+        if topic:
+            inputs.update(topic_entity_id=p.topic_entity_id, topic_entity_value=p.topic_entity_value)
+        rows.append({"inputs": inputs, "expectations": {GOLDEN_KEY: list(p.golden_triples),
+                                                        "golden_answer": p.golden_answer, "uid": p.uid}})
+    return rows
 
 
 def graph_for(dataset: str, root: Path | None = None) -> str:
