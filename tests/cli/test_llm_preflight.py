@@ -184,3 +184,28 @@ def test_dry_run_prints_the_thesis_estimate_only(project, shared):
     assert code == 0 and "10 questions × 28,386 tokens/question (thesis, HubLink (Fast) on GV1)" in out
     code, out, _, _ = hublab(*run_args(shared, "bm25", "--dry-run"))
     assert code == 0 and "LLM-free pipeline" in out
+
+
+def test_dry_run_prefers_this_configurations_own_measurement(project, shared):
+    """Once a run of the same configuration (config hash: pipeline, graph, dataset) logged its tokens per question,
+    the estimate uses that instead of the thesis's figure."""
+    from mlflow import MlflowClient
+
+    from conftest import migrated_mlflow_store
+    from hublab.pipeline.config import load_pipeline
+    from hublab.tracking.mlflow_log import tracking_uri
+
+    dataset = str(shared / "data/kgqa/reduced_deep_distributed.csv")
+    (project / "mlruns").mkdir()
+    shutil.copyfile(migrated_mlflow_store(), project / "mlruns" / "mlflow.db")
+    client = MlflowClient(tracking_uri(project))
+    chash = load_pipeline(project / "pipelines/difar.yaml").config_hash("gv1", dataset)
+    other = client.create_run("0")  # another configuration's run: ignored
+    client.log_param(other.info.run_id, "config_hash", "0" * 16)
+    client.log_metric(other.info.run_id, "llm_tokens", 99.0)
+    run = client.create_run("0")
+    client.log_param(run.info.run_id, "config_hash", chash)
+    client.log_metric(run.info.run_id, "llm_tokens", 1234.0)
+    code, out, err, _ = hublab(*run_args(shared, "difar", "--dry-run", "--limit", "10"))
+    assert code == 0, err
+    assert "10 questions × 1,234 tokens/question (this configuration's last run) = 12,340 tokens on gpt-4o-mini" in out
