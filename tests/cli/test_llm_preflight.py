@@ -184,6 +184,8 @@ def test_dry_run_prints_the_thesis_estimate_only(project, shared):
     assert code == 0 and "10 questions × 28,386 tokens/question (thesis, HubLink (Fast) on GV1)" in out
     code, out, _, _ = hublab(*run_args(shared, "bm25", "--dry-run"))
     assert code == 0 and "LLM-free pipeline" in out
+    code, out, _, _ = hublab(*run_args(shared, "hublink_llamacpp", "--dry-run", "--limit", "3"))
+    assert code == 0 and "247,302 tokens on gemma3-270m (embedded llama.cpp), cost $0 (an in-process model)" in out
 
 
 def test_dry_run_prefers_this_configurations_own_measurement(project, shared):

@@ -68,6 +68,7 @@ def test_register_is_versioned_by_content_and_feeds_evaluate(project):
     def retrieve(question: str) -> list[str]:  # a user's function: only the question comes in
         return golden[question][:1]
 
+    mlflow.set_experiment("kgqa-datasets")  # the store `data register` used, not an earlier test's experiment
     result = mlflow.genai.evaluate(data=ds, predict_fn=retrieve, scorers=retrieval_scorers((names.RECALL,)))
     assert result.metrics[f"{names.RECALL}/mean"] == pytest.approx((1 + 0.5 + 0.5) / 3, abs=0.01)
 

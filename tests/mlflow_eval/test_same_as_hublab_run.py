@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,21 +23,26 @@ pytestmark = pytest.mark.slow  # a whole `hublab run` and an MLflow evaluation
 
 def test_hublab_run_and_mlflow_evaluate_agree(tmp_path, shared, gv3_orkg_graph, monkeypatch):
     import mlflow
-    from typer.testing import CliRunner
 
     from conftest import small_gv3_project
-    from hublab.cli import app
+    from hublab.tracking.mlflow_log import tracking_uri
 
     root = small_gv3_project(tmp_path / "proj", shared, gv3_orkg_graph, monkeypatch)
     monkeypatch.chdir(root)
     (root / "pipelines").mkdir()
     shutil.copyfile(REPO / "pipelines" / "bm25.yaml", root / "pipelines" / "bm25.yaml")
-    res = CliRunner().invoke(app, ["run", "pipelines/bm25.yaml", "--graph", "gv3_orkg", "--dataset", "gv3_orkg",
-                                   "--no-carbon", "--no-trace", "--json"])
-    assert res.exit_code == 0, res.output
+    # `hublab run` as its own process (as a user runs it): in-process, its MLflow set-up inside CliRunner's swapped
+    # streams left this process's later MLflow logging writing to a closed stderr
+    env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), env.get("PYTHONPATH", "")])
+    res = subprocess.run([sys.executable, "-m", "hublab.cli", "run", "pipelines/bm25.yaml", "--graph", "gv3_orkg",
+                          "--dataset", "gv3_orkg", "--no-carbon", "--no-trace", "--json"], cwd=root, env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
     ran = json.loads(res.stdout[res.stdout.index("{"):])["metrics"]
 
-    mlflow.set_experiment("mlflow-evaluate")  # the project's store, which `hublab run` pointed MLflow at
+    mlflow.set_tracking_uri(tracking_uri(root))  # the project's store, next to the `hublab run` run
+    mlflow.set_experiment("mlflow-evaluate")
     pairs = load_questions("gv3_orkg")
     result = mlflow.genai.evaluate(data=eval_rows(pairs, topic=True), scorers=retrieval_scorers(),
                                    predict_fn=pipeline_predict_fn(root / "pipelines" / "bm25.yaml", "gv3_orkg"))

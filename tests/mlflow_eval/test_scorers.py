@@ -10,13 +10,19 @@ import pytest
 
 from hublab.evaluation import conformance as cf
 from hublab.evaluation import names
-from hublab.mlflow_eval import HEADLINE, ThesisRetrievalScorer, retrieval_scorers
+from hublab.mlflow_eval import (
+    HEADLINE,
+    ThesisGenerationScorer,
+    ThesisRetrievalScorer,
+    generation_scorers,
+    retrieval_scorers,
+)
 
 FILES = ["hublink_traverse_gv1.csv", "difar_gv1.csv"]
 GOLD = ["(R1:Paper A, venue, R2:ICSA)", "(R1:Paper A, authors, L3:Jane Doe)"]
 
 
-def _eval_file_means(shared, tmp_path, name: str) -> dict[str, float]:
+def _eval_file_means(shared, tmp_path, name: str, *, generation: bool = False) -> dict[str, float]:
     """Per-metric means of the per-row CSV ``hublab eval-file`` writes."""
     from typer.testing import CliRunner
 
@@ -24,7 +30,7 @@ def _eval_file_means(shared, tmp_path, name: str) -> dict[str, float]:
 
     out = tmp_path / "scored.csv"
     res = CliRunner().invoke(app, ["eval-file", str(shared / "reference/predictions" / name), "--output", str(out),
-                                   "--no-generation"])
+                                   "--generation" if generation else "--no-generation"])
     assert res.exit_code == 0, res.output
     with out.open(newline="") as fh:
         rows = list(csv.DictReader(fh))
@@ -55,6 +61,24 @@ def test_every_thesis_retrieval_name_is_a_scorer():
     want = retrieval_metrics(row["outputs"], GOLD)
     for s in retrieval_scorers(tuple(names.retrieval_names())):
         assert s.run(**row).value == want[s.name], s.name
+
+
+def test_generation_scorers_equal_eval_file(shared, tmp_path):
+    """BLEU and ROUGE of the generated answers, as eval-file recomputes them (DiFaR's reference predictions)."""
+    name = "difar_gv1.csv"
+    want = _eval_file_means(shared, tmp_path, name, generation=True)
+    rows = cf.read_predictions(shared / "reference/predictions" / name, need_generation=True)
+    metrics = ("bleu_score", "rouge_1_f1", "rouge_2_precision", "rouge_L_recall")
+    for s in generation_scorers(metrics):
+        vals = [s.run(outputs={"answer": r["generated_answer"], "triples": r["_retrieved"]},
+                      expectations={"golden_answer": r["golden_answer"]}) for r in rows]
+        assert all(v.error is None for v in vals), s.name
+        got = sum(v.value for v in vals) / len(vals)
+        assert abs(got - want[s.name]) <= 1e-9, (s.name, got, want[s.name])
+        assert want[s.name] > 0
+    no_answer = ThesisGenerationScorer("bleu_score").run(inputs={"question": "q"}, outputs=["(R1:a, b, R2:c)"],
+                                                        expectations={"golden_answer": "x"})
+    assert no_answer.error is not None and "row question 'q': the output has no answer" in no_answer.error.error_message
 
 
 def test_tuples_and_dicts_score_as_the_triple_strings():
@@ -112,6 +136,7 @@ def test_evaluate_keeps_going_past_bad_rows(tmp_path, shared):
 
     shutil.copyfile(migrated_mlflow_store(), tmp_path / "mlflow.db")
     mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    mlflow.set_experiment("bad-rows")  # not the active experiment an earlier test left (another store's id)
     data = [
         {"inputs": {"question": "good"}, "outputs": GOLD[:1], "expectations": {"golden_triples": GOLD}},
         {"inputs": {"question": "empty"}, "outputs": [], "expectations": {"golden_triples": GOLD}},

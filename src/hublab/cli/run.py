@@ -76,7 +76,7 @@ def run_cmd(
         # before any model load or question; a missing key is then said once, by this check, not also warned about
         checked.warnings[:0] = check_llm(cfg)
     print_warnings(checked.warnings)
-    if uses_llm:
+    if uses_llm or cfg.llm.get("backend") == "llamacpp":
         print(_estimate(cfg, st, graph, dataset, limit).line(), file=sys.stderr)
     from hublab.experiment.runner import KEY_METRICS, run_experiment
 

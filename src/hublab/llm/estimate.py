@@ -45,7 +45,7 @@ class Estimate:
     tokens_per_question: float | None
     source: str  # where the per-question figure comes from
     model: str | None
-    price: tuple[float, float]  # USD per 1M (input, output)
+    price: tuple[float, float] | None  # USD per 1M (input, output); None: an in-process model (no bill)
 
     @property
     def tokens(self) -> float | None:
@@ -58,9 +58,12 @@ class Estimate:
         if self.tokens is None:
             return (f"estimate: {self.n_questions} questions on {self.model}: no measured tokens per question for "
                     f"this method yet ({self.source}); the first run measures them")
-        low, high = (self.tokens * p / 1e6 for p in self.price)
-        cost = (f"≈ ${low:,.2f} (all tokens at the input price, as the thesis's llm_cost; at most ${high:,.2f})"
-                if high else "$0 (no price for this endpoint; set llm.price_input_per_1m to estimate)")
+        if self.price is None:
+            cost = "$0 (an in-process model)"
+        else:
+            low, high = (self.tokens * p / 1e6 for p in self.price)
+            cost = (f"≈ ${low:,.2f} (all tokens at the input price, as the thesis's llm_cost; at most ${high:,.2f})"
+                    if high else "$0 (no price for this endpoint; set llm.price_input_per_1m to estimate)")
         return (f"estimate: {self.n_questions} questions × {self.tokens_per_question:,.0f} tokens/question "
                 f"({self.source}) = {self.tokens:,.0f} tokens on {self.model}, cost {cost}; LLM calls are not "
                 "counted in advance (the thesis reports tokens only)")
@@ -90,15 +93,18 @@ def estimate(cfg: Any, n_questions: int, *, thesis_dir: Path, graph: str | None 
     from hublab.preflight import llm_endpoints
 
     eps = llm_endpoints(cfg)
-    if not eps:
+    if eps:
+        model = eps[0].model
+        llm = cfg.llm if cfg.llm.get("backend") == "openai" else {}
+        price = price_for(model, eps[0].base_url, llm.get("price_input_per_1m"), llm.get("price_output_per_1m"))
+    elif cfg.llm.get("backend") == "llamacpp":  # in-process model: tokens, no price
+        model, price = f"{cfg.llm.get('model', 'gemma3-270m')} (embedded llama.cpp)", None
+    else:
         return Estimate(n_questions, None, "", None, (0.0, 0.0))
-    ep = eps[0]
-    llm = cfg.llm if cfg.llm.get("backend") == "openai" else {}
-    price = price_for(ep.model, ep.base_url, llm.get("price_input_per_1m"), llm.get("price_output_per_1m"))
     own = measured_tokens(cfg, graph, dataset, tracking_uri) if graph and dataset and tracking_uri else None
     if own is not None:
-        return Estimate(n_questions, own, "this configuration's last run", ep.model, price)
+        return Estimate(n_questions, own, "this configuration's last run", model, price)
     row = thesis_row(cfg)
     per_q = thesis_tokens(thesis_dir).get(row) if row else None
     source = f"thesis, {row} on GV1" if per_q is not None else f"the thesis has no figure for {cfg.retriever_type}"
-    return Estimate(n_questions, per_q, source, ep.model, price)
+    return Estimate(n_questions, per_q, source, model, price)

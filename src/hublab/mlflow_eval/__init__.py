@@ -3,7 +3,14 @@ and KGQA rows as MLflow evaluation data, so any retrieval function is scored exa
 
 import os
 
-from hublab.mlflow_eval.scorers import GOLDEN_KEY, HEADLINE, ThesisRetrievalScorer, retrieval_scorers
+from hublab.mlflow_eval.scorers import (
+    GOLDEN_KEY,
+    HEADLINE,
+    ThesisGenerationScorer,
+    ThesisRetrievalScorer,
+    generation_scorers,
+    retrieval_scorers,
+)
 
 # mlflow.genai.evaluate runs 10 questions at once by default, each writing a trace and its assessments. A local
 # sqlite store takes one writer at a time: on a busy 2-core machine 17 of 44 reduced-GV1 traces were lost
@@ -11,4 +18,5 @@ from hublab.mlflow_eval.scorers import GOLDEN_KEY, HEADLINE, ThesisRetrievalScor
 # 33 s instead of 86 s. A user's own setting wins.
 os.environ.setdefault("MLFLOW_GENAI_EVAL_MAX_WORKERS", "2")
 
-__all__ = ["GOLDEN_KEY", "HEADLINE", "ThesisRetrievalScorer", "retrieval_scorers"]
+__all__ = ["GOLDEN_KEY", "HEADLINE", "ThesisGenerationScorer", "ThesisRetrievalScorer", "generation_scorers",
+           "retrieval_scorers"]

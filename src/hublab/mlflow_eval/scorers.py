@@ -25,6 +25,13 @@ from hublab.mlflow_eval.triples import golden_strings, triple_strings
 
 #: The expectations key holding a row's golden triples (HubLab's field name, as in the KGQA files).
 GOLDEN_KEY = "golden_triples"
+#: The expectations key holding a row's golden answer, and the output keys an answer is read from.
+ANSWER_KEY = "golden_answer"
+ANSWER_OUTPUT_KEYS = ("answer", "generated_answer")
+#: The thesis's LLM-free generation metrics (BLEU, ROUGE-1/2/L), per family of ``GenerationEvaluator``.
+GENERATION = {"bleu_score": "bleu", **{f"rouge_{n}_{m}": "rouge" for n in ("1", "2", "L")
+                                      for m in ("f1", "precision", "recall")}}
+GENERATION_HEADLINE = ("bleu_score", "rouge_1_f1", "rouge_2_f1", "rouge_L_f1")
 #: The headline metrics the thesis reports (Tables 8.x): rank metrics at 10, full-list recall/precision, size.
 HEADLINE = (names.HITS_AT_10, names.MAP_AT_10, names.MRR_AT_10, names.RECALL_AT_10, names.RECALL,
             names.PRECISION, names.TRIPLES_PER_QUESTION)
@@ -82,3 +89,41 @@ def retrieval_scorers(metrics: tuple[str, ...] = HEADLINE, *, k: int = names.K,
     if k != names.K:
         metrics = tuple(m.replace(f"_at_{names.K}_", f"_at_{k}_") for m in metrics)
     return [ThesisRetrievalScorer(m, k=k, golden_key=golden_key) for m in metrics]
+
+
+class ThesisGenerationScorer(Scorer):
+    """BLEU or a ROUGE value of the generated answer against the golden one, by HubLab's own code
+    (``hublab.evaluation.generation``: the thesis's answer cleaning and rounding), as ``hublab eval-file`` gives it.
+    The answer is the output itself (a string) or its ``answer`` / ``generated_answer`` key."""
+
+    metric: str
+    answer_key: str = ANSWER_KEY
+
+    def __init__(self, metric: str, *, answer_key: str = ANSWER_KEY, **kw: Any) -> None:
+        if metric not in GENERATION:
+            raise ValueError(f"unknown generation metric {metric!r}; one of {sorted(GENERATION)}")
+        super().__init__(name=kw.pop("name", metric), metric=metric, answer_key=answer_key, **kw)
+
+    def __call__(self, *, inputs: Any = None, outputs: Any = None, expectations: Any = None) -> Feedback:
+        from hublab.evaluation.generation import GenerationEvaluator
+
+        answer = outputs if isinstance(outputs, str) else None
+        if isinstance(outputs, Mapping):
+            answer = next((outputs[k] for k in ANSWER_OUTPUT_KEYS if isinstance(outputs.get(k), str)), None)
+        golden = expectations.get(self.answer_key) if isinstance(expectations, Mapping) else None
+        why = None
+        if answer is None:
+            why = f"the output has no answer (a string, or a dict with one of {list(ANSWER_OUTPUT_KEYS)})"
+        elif not isinstance(golden, str) or not golden.strip():
+            why = f"no golden answer: the row's expectations have no '{self.answer_key}'"
+        if why:
+            return Feedback(name=self.name, error=AssessmentError(
+                error_code="HUBLAB_INVALID_ROW", error_message=f"{row_label(inputs, expectations)}: {why}"))
+        row = GenerationEvaluator([GENERATION[self.metric]]).evaluate(
+            [{"generated_answer": answer, "golden_answer": golden}])[0]
+        return Feedback(name=self.name, value=float(row[self.metric]))
+
+
+def generation_scorers(metrics: tuple[str, ...] = GENERATION_HEADLINE) -> list[ThesisGenerationScorer]:
+    """BLEU and ROUGE-1/2/L F1 by default (every ROUGE precision/recall is available by name)."""
+    return [ThesisGenerationScorer(m) for m in metrics]
