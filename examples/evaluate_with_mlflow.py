@@ -18,6 +18,7 @@ import argparse
 import re
 import tempfile
 from collections.abc import Callable
+from pathlib import Path
 
 import mlflow
 from rank_bm25 import BM25Okapi
@@ -46,14 +47,19 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     ap.add_argument("--dataset", default="reduced_gv1", help="dataset name or KGQA .csv/.jsonl path")
     ap.add_argument("--graph", default=None, help="graph name or .ttl/.json path (default: the dataset's graph)")
     ap.add_argument("--limit", type=int, default=None, help="first N questions only")
-    ap.add_argument("--tracking-uri", default=None, help="MLflow store (default: sqlite in a new temp folder)")
+    ap.add_argument("--store-dir", type=Path, default=None,
+                    help="folder of the MLflow store: mlflow.db and the traces (default: a new temp folder)")
     ap.add_argument("--experiment", default="hublab-mlflow-evaluation")
     args = ap.parse_args(argv)
-    uri = args.tracking_uri or f"sqlite:///{tempfile.mkdtemp(prefix='hublab-mlflow-')}/mlflow.db"
+    store = (args.store_dir or Path(tempfile.mkdtemp(prefix="hublab-mlflow-"))).resolve()
+    store.mkdir(parents=True, exist_ok=True)
+    uri = f"sqlite:///{store / 'mlflow.db'}"
     retrieve = bm25_search(triple_texts(args.graph or graph_for(args.dataset)))
+    mlflow.set_tracking_uri(uri)
+    if mlflow.get_experiment_by_name(args.experiment) is None:  # traces beside the store, not in ./mlruns
+        mlflow.create_experiment(args.experiment, artifact_location=(store / "artifacts").as_uri())
 
     # --- the part a user writes around HubLab's scorers ---
-    mlflow.set_tracking_uri(uri)
     mlflow.set_experiment(args.experiment)
     data = eval_rows(load_questions(args.dataset), limit=args.limit)
     result = mlflow.genai.evaluate(data=data, predict_fn=retrieve, scorers=retrieval_scorers())

@@ -32,11 +32,11 @@ def _run_example(tmp_path: Path, capsys, *args: str) -> tuple[dict, dict, str, d
     from conftest import migrated_mlflow_store
 
     shutil.copyfile(migrated_mlflow_store(), tmp_path / "mlflow.db")
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     example = runpy.run_path(str(EXAMPLE), run_name="example")
-    metrics = example["main"]([*args, "--tracking-uri", uri, "--experiment", "example-test"])
+    metrics = example["main"]([*args, "--store-dir", str(tmp_path), "--experiment", "example-test"])
     out = capsys.readouterr().out
     exp = mlflow.get_experiment_by_name("example-test")
+    assert exp.artifact_location == (tmp_path / "artifacts").resolve().as_uri()  # traces stay in the store folder
     runs = mlflow.search_runs([exp.experiment_id], output_format="list")
     assert len(runs) == 1
     traces = mlflow.search_traces(locations=[exp.experiment_id], run_id=runs[0].info.run_id, return_type="list")
