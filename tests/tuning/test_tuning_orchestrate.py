@@ -107,3 +107,18 @@ def test_outputs_and_summary(tmp_path):
         assert (path in out.result.chosen) == keys.issubset(done)
     with pytest.raises(Exception, match="n-trials must be positive"):
         run_tune(req(st, "s", n_trials=0), settings=st, evaluator=score)
+
+
+def test_experiment_can_be_named(tmp_path):
+    """``hublab tune --experiment``: the parent and its trials go to the named experiment, not tune-<study>."""
+    from mlflow.tracking import MlflowClient
+
+    from hublab.tracking.mlflow_log import tracking_uri
+
+    st = project(tmp_path / "p")
+    out = run_tune(req(st, "named", n_trials=2, experiment="my-tuning"), settings=st, evaluator=score)
+    assert out.experiment == "my-tuning" and "MLflow experiment 'my-tuning'" in out.summary()[-1]
+    client = MlflowClient(tracking_uri(st.root))
+    assert client.get_experiment_by_name("tune-named") is None
+    exp = client.get_experiment_by_name("my-tuning")
+    assert client.get_run(out.parent_run_id).info.experiment_id == exp.experiment_id

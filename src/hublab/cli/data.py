@@ -78,3 +78,40 @@ def datasets_cmd(
     if failed:
         typer.echo(f"error: mapping rate below {min_rate:.0%} for {failed} (see {rp})", err=True)
         raise typer.Exit(1)
+
+
+@data_app.command("register")
+def register_cmd(
+    dataset: list[str] = typer.Option(None, "--dataset", help="a dataset name or KGQA file (repeatable; default: "
+                                      "every built dataset of params.yaml)"),
+    graph: str | None = typer.Option(None, "--graph", help="the graph a KGQA file's golden triples refer to "
+                                     "(default: the dataset's own graph)"),
+    experiment: str = typer.Option("kgqa-datasets", "--experiment", help="MLflow experiment to link them to"),
+) -> None:
+    """Register the KGQA sets as MLflow evaluation datasets (versioned by content: unchanged data adds nothing)."""
+    from hublab.config import settings
+    from hublab.errors import raise_all
+    from hublab.mlflow_eval.data import load_questions
+    from hublab.mlflow_eval.register import register
+    from hublab.preflight import check_names
+    from hublab.tracking import mlflow_log
+
+    problems: list = []
+    check_names(problems, experiment=experiment)
+    raise_all(problems)
+    st = settings()
+    names = list(dataset) if dataset else [n for n in st.dataset_names() if st.dataset_file(n).exists()]
+    if not names:
+        raise typer.BadParameter("no built dataset (run `hublab data datasets`) and no --dataset given",
+                                 param_hint="--dataset")
+    exp_id = mlflow_log.setup(st.root, experiment)
+    for name in names:
+        own_graph = graph or (st.graph_for_dataset(name) if name in st.dataset_names() else None)
+        if own_graph is None:
+            raise typer.BadParameter(f"{name} is a file: name the graph its golden triples refer to",
+                                     param_hint="--graph")
+        pairs = load_questions(name, st.root)
+        kgqa_set = name.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+        reg = register(kgqa_set, pairs, own_graph, experiment_id=exp_id)
+        state = "registered" if reg.created else "unchanged"
+        typer.echo(f"{state}: {reg.name} ({reg.n_records} questions, MLflow dataset {reg.dataset_id})")

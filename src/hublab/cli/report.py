@@ -26,6 +26,8 @@ def compare_cmd(
                                                   help="Evaluate every method at this output bound (like-for-like)."),
     graphs: str = typer.Option("gv1,gv3_orkg", "--graphs", help="Fair comparison: graphs (each with its own "
                                "dataset; GV1 also reports its questions outside the tuning set)."),
+    experiment: str | None = typer.Option(None, "--experiment", help="MLflow experiment of the evaluation runs and "
+                                          "the comparison run (default compare-fair, or compare-GRAPH with --graph)."),
     llm_base_url: str | None = LLM_BASE_URL,
     llm_model: str | None = LLM_MODEL,
     as_json: bool = AS_JSON,
@@ -36,8 +38,14 @@ def compare_cmd(
     experiment ``compare-fair``)."""
     from rich.console import Console
 
+    from hublab.errors import raise_all
+    from hublab.preflight import check_names
+
+    problems: list = []
+    check_names(problems, experiment=experiment)
+    raise_all(problems)
     if graph is None:
-        _fair(pipelines, limit, out, max_output_triples, as_json, graphs)
+        _fair(pipelines, limit, out, max_output_triples, as_json, graphs, experiment)
         return
     dataset = dataset or graph
     from hublab.config import settings as load_settings
@@ -53,7 +61,7 @@ def compare_cmd(
     use_llm_endpoint(llm_base_url, llm_model)
     st = load_settings()
     chosen = list(pipelines) if pipelines else default_pipelines(st.root)
-    experiment = f"compare-{graph}"
+    experiment = experiment or f"compare-{graph}"
     res = compare_methods(chosen, graph, dataset, settings=st, limit=limit, experiment=experiment,
                           include_llm=bool(pipelines), track_carbon=carbon,
                           max_output_triples=max_output_triples)
@@ -95,11 +103,21 @@ def summary_cmd(
 
 
 def _fair(pipelines: list[Path] | None, limit: int | None, out: Path | None, bound: int | None, as_json: bool,
-          graphs: str) -> None:
+          graphs: str, experiment: str | None = None) -> None:
     from rich.console import Console
 
     from hublab.config import settings as load_settings
-    from hublab.experiment.fair_compare import BOUND, entries, markdown, run_comparison, write_all
+    from hublab.experiment.fair_compare import (
+        BOUND,
+        EXPERIMENT,
+        entries,
+        log_mlflow,
+        markdown,
+        run_comparison,
+        write_all,
+    )
+
+    experiment = experiment or EXPERIMENT
 
     st = load_settings()
     bound = bound or BOUND
@@ -107,8 +125,11 @@ def _fair(pipelines: list[Path] | None, limit: int | None, out: Path | None, bou
     if not chosen:
         raise typer.BadParameter("name at least one graph", param_hint="--graphs")
     rows = run_comparison(st, entries(st.root, list(pipelines) if pipelines else None), graphs=chosen, bound=bound,
-                          limit=limit)
-    written = write_all(st, rows, out or (st.root / "reports" / "summary"), bound=bound)
+                          limit=limit, experiment=experiment)
+    written = write_all(st, rows, out or (st.root / "reports" / "summary"), bound=bound, log=False)
+    # the comparison run goes to the same experiment as its evaluation runs (write_all would log to compare-fair)
+    written["mlflow_parent"] = log_mlflow(st.root, rows, [written["csv"], written["md"], *written["figures"]],
+                                          bound=bound, experiment=experiment)
     if as_json:
         import json
 
@@ -120,4 +141,4 @@ def _fair(pipelines: list[Path] | None, limit: int | None, out: Path | None, bou
     con = Console()
     con.print(markdown(rows, bound=bound), markup=False, highlight=False)
     con.print(f"wrote {written['csv']}, {written['md']}, {', '.join(str(p) for p in written['figures'])}; MLflow "
-              f"comparison run {written['mlflow_parent']} (experiment compare-fair)", markup=False, highlight=False)
+              f"comparison run {written['mlflow_parent']} (experiment {experiment})", markup=False, highlight=False)

@@ -10,12 +10,34 @@ import typer
 from hublab.cli.app import AS_JSON, LLM_BASE_URL, LLM_MODEL, StrictCommand, app, use_llm_endpoint
 from hublab.errors import HubLabError
 
+#: ``hublab run --help``: what the run does first, and the minimal dataset format with three rows (docs/datasets.md)
+RUN_HELP = "\n".join([
+    "Run a pipeline over a KGQA dataset, evaluate it and log one MLflow run (resumable).",
+    "",
+    "An LLM pipeline first checks its endpoint (API key, server, model: one line saying what is missing) and "
+    "prints an estimate of its tokens and cost; --dry-run prints only the estimate.",
+    "",
+    "Your own questions: --dataset my_questions.csv (or .jsonl) needs only the columns uid, question and "
+    "golden_triples (the thesis's triple strings, with ids of the --graph); every other thesis column is "
+    "optional (docs/datasets.md). Three rows, on --graph gv3_orkg:",
+    "",
+    "\b",
+    "uid,question,golden_triples",
+    "q1,Which papers did Georg Buchgeher publish in 2017?,"
+    "\"['(R869393:authors list, has list element, L1522147:Georg Buchgeher)']\"",
+    "q2,How many papers has Johannes Grohmann published?,"
+    "\"['(R872195:authors list, has list element, L1527978:Johannes Grohmann)']\"",
+    "q3,What is the replication package link of 'Trace Link Recovery for Software Architecture Documentation'?,"
+    "\"['(R870187:Evidence 1, Replication Package Link, L1523846:https://doi.org/10.5281/zenodo.4730621)']\"",
+])
 
-@app.command("run", cls=StrictCommand)
+
+@app.command("run", cls=StrictCommand, help=RUN_HELP)
 def run_cmd(
     pipeline: Path = typer.Argument(..., help="Pipeline YAML (pipelines/*.yaml)."),
     graph: str = typer.Option(..., "--graph", help="gv1..gv4 or gv3_orkg."),
-    dataset: str = typer.Option(..., "--dataset", help="gv1..gv4, gv3_orkg or reduced_gv1."),
+    dataset: str = typer.Option(..., "--dataset", help="gv1..gv4, gv3_orkg, reduced_gv1, or your own .csv/.jsonl "
+                                "(columns uid, question, golden_triples; see below)."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N questions."),
     output: Path | None = typer.Option(None, "--output", help="Write aggregate metrics JSON here."),
     experiment: str | None = typer.Option(None, "--experiment", help="MLflow experiment name."),
@@ -27,21 +49,37 @@ def run_cmd(
                                            help="Also write metrics.json + per-slice CSVs here (DVC metrics/plots)."),
     llm_base_url: str | None = LLM_BASE_URL,
     llm_model: str | None = LLM_MODEL,
+    dry_run: bool = typer.Option(False, "--dry-run", help="Only print the estimate of LLM tokens and cost for "
+                                 "these questions (no LLM call, no question run, nothing written)."),
     as_json: bool = AS_JSON,
 ) -> None:
-    """Run a pipeline over a KGQA dataset, evaluate it and log one MLflow run (resumable)."""
+    """Run a pipeline over a KGQA dataset, evaluate it and log one MLflow run (resumable); help: RUN_HELP."""
+    import sys
+
     from rich.console import Console
     from rich.table import Table
 
     from hublab.config import settings
-    from hublab.experiment.runner import KEY_METRICS, run_experiment
-    from hublab.preflight import check_run, print_warnings
+    from hublab.preflight import check_llm, check_run, llm_endpoints, print_warnings
 
     use_llm_endpoint(llm_base_url, llm_model)
-    checked = check_run(pipeline, graph, dataset, settings=settings(), experiment=experiment, output=output,
-                        report_dir=report_dir, llm_base_url=llm_base_url)
-    print_warnings(checked.warnings)
+    st = settings()
+    checked = check_run(pipeline, graph, dataset, settings=st, experiment=experiment, output=output,
+                        report_dir=report_dir, llm_base_url=llm_base_url, tracking=not dry_run)
     cfg = checked.cfg
+    uses_llm = bool(llm_endpoints(cfg))
+    if dry_run:
+        print_warnings(checked.warnings)
+        typer.echo(_estimate(cfg, st, graph, dataset, limit).line())
+        return
+    if uses_llm:
+        # before any model load or question; a missing key is then said once, by this check, not also warned about
+        checked.warnings[:0] = check_llm(cfg)
+    print_warnings(checked.warnings)
+    if uses_llm or cfg.llm.get("backend") == "llamacpp":
+        print(_estimate(cfg, st, graph, dataset, limit).line(), file=sys.stderr)
+    from hublab.experiment.runner import KEY_METRICS, run_experiment
+
     s = run_experiment(cfg, graph, dataset, limit=limit, experiment=experiment, resume=resume, track_carbon=carbon,
                        progress=not as_json, trace=trace)
     if as_json:
@@ -77,6 +115,17 @@ def run_cmd(
     if s.failed:
         con.print(f"[red]run FAILED[/red]: {s.failure_reason}")
         raise typer.Exit(s.exit_code)
+
+
+def _estimate(cfg, st, graph: str, dataset: str, limit: int | None):
+    """The run's LLM estimate for its number of questions (the dataset was read by the check already)."""
+    from hublab.datasets.catalog import load_dataset
+    from hublab.llm.estimate import estimate
+    from hublab.tracking.mlflow_log import tracking_uri
+
+    n = len(load_dataset(st, dataset))
+    return estimate(cfg, min(n, limit) if limit else n, thesis_dir=st.path("thesis_results"), graph=graph,
+                    dataset=dataset, tracking_uri=tracking_uri(st.root))
 
 
 @app.command("index", cls=StrictCommand)
@@ -130,10 +179,11 @@ def ask_cmd(
 
     from hublab.config import settings
     from hublab.pipeline.pipeline import build_pipeline
-    from hublab.preflight import check_run, print_warnings
+    from hublab.preflight import check_llm, check_run, print_warnings
 
     use_llm_endpoint(llm_base_url, llm_model)
     checked = check_run(pipeline, graph, None, settings=settings(), llm_base_url=llm_base_url, tracking=False)
+    checked.warnings[:0] = check_llm(checked.cfg)  # key, server and model before the index and models load
     print_warnings(checked.warnings)
     pipe = build_pipeline(checked.cfg, graph)
     pipe.retriever.ensure_ready()

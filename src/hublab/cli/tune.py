@@ -41,6 +41,8 @@ def tune_cmd(
                                   "one process only: a second worker on the same machine needs its own (a copy)."),
     fresh: bool = typer.Option(False, "--fresh", help="Delete the study first and start it again (e.g. after the base "
                                                        "pipeline changed). No other worker may be running it."),
+    experiment: str | None = typer.Option(None, "--experiment", help="MLflow experiment of the study's parent and "
+                                          "trial runs (default tune-STUDY; the parent stays where it was created)."),
 ) -> None:
     """Run, resume or join a parameter study; print the thesis-shaped OFAT table or the Pareto front."""
     from rich.console import Console
@@ -50,13 +52,13 @@ def tune_cmd(
     from hublab.tuning.orchestrate import TuneRequest, run_tune
 
     problems: list = []
-    check_names(problems, study=study)  # the study names an MLflow experiment (a folder) and lock files
+    check_names(problems, study=study, experiment=experiment)  # MLflow experiment names (folders), lock files
     raise_all(problems)
     outcome = run_tune(TuneRequest(
         pipeline=pipeline, study=study, mode=mode, dataset=dataset, graph=graph, storage=storage, n_trials=n_trials,
         objectives=[o.strip() for o in objectives.split(",") if o.strip()], thesis_params=thesis_params,
         limit=limit, seed=seed, carbon=carbon, output_dir=output_dir, heartbeat_interval=heartbeat,
-        grace_period=grace, progress=progress, index_dir=index_dir, fresh=fresh))
+        grace_period=grace, progress=progress, index_dir=index_dir, fresh=fresh, experiment=experiment))
     con = Console()
     for line in outcome.summary():
         con.print(line, markup=False, highlight=False)

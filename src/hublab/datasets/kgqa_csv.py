@@ -1,5 +1,6 @@
 """Loader for the thesis KGQA CSVs (``shared/data/kgqa/*.csv``): 21 columns, or the first 15 for the
-reduced set. List columns are Python literals (parsed with :func:`ast.literal_eval`, never ``eval``), booleans
+reduced set; a user's own file needs only ``uid``, ``question`` and ``golden_triples`` (docs/datasets.md).
+List columns are Python literals (parsed with :func:`ast.literal_eval`, never ``eval``), booleans
 are ``True``/``False`` and ints are decimal. Every golden triple string must parse with
 :func:`hublab.graph.model.parse_triple_string`, except the literal string ``'None'``: the thesis's
 GV3/GV4 conversion failed for one triple of one question and wrote ``None``. That entry is kept in
@@ -43,11 +44,15 @@ COLUMNS: dict[str, str] = {
     "used_in_reduced": "used_in_reduced",
     "notes": "notes",
 }
-REQUIRED = tuple(list(COLUMNS)[:15])  # the reduced CSV has exactly these
+#: What a KGQA file must have: a question, its id and the triples that answer it (a user's own minimal file).
+#: Every other thesis column is optional: the generation metrics need ``golden_answer``, the thesis's
+#: breakdowns (Tables 10.2-10.6) ``hops``, ``use_case``, ``retrieval_operation`` and ``semi-typed``.
+REQUIRED = ("uid", "question", "golden_triples")
+THESIS_COLUMNS = tuple(list(COLUMNS)[:15])  # the reduced CSV has exactly these, the full sets all 21
 LIST_COLUMNS = ("source_ids", "golden_doc_chunks", "golden_triples")
 INT_COLUMNS = ("hops", "use_case")
 BOOL_COLUMNS = ("semi-typed", "used_in_reduced")
-NON_EMPTY = ("uid", "question", "golden_answer", "golden_triples")
+NON_EMPTY = REQUIRED
 MISSING_TRIPLE = "None"  # the thesis's placeholder for a golden triple its id conversion could not produce
 
 
@@ -78,7 +83,9 @@ def _bool(value: str, *, file: str, row: int, column: str) -> bool | None:
     raise InputError(f"expected True or False, got {value!r}", file=file, row=row, field=column)
 
 
-def _int(value: str, *, file: str, row: int, column: str) -> int:
+def _int(value: str, *, file: str, row: int, column: str) -> int | None:
+    if value.strip() == "" and column not in REQUIRED:
+        return None
     try:
         return int(value.strip())
     except ValueError as exc:
@@ -112,6 +119,7 @@ def parse_row(rec: dict[str, str], *, file: str, row: int) -> QAPair:
             raise InputError(f"golden triple {i}: {exc}", file=file, row=row, field="golden_triples") from exc
     if not kw["golden_triples"]:
         raise InputError("expected at least one golden triple", file=file, row=row, field="golden_triples")
+    kw["golden_answer"] = kw.get("golden_answer") or ""  # optional: only the generation metrics read it
     return QAPair(**kw)
 
 

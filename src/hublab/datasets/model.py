@@ -77,11 +77,12 @@ def read_jsonl(path: str | Path) -> list[QAPair]:
                 raise InputError(f"invalid JSON: {exc.msg}", file=str(path), row=i) from exc
             if not isinstance(obj, dict):
                 raise InputError("expected a JSON object per line", file=str(path), row=i)
-            missing = {"uid", "question", "golden_answer", "golden_triples"} - set(obj)
+            missing = {"uid", "question", "golden_triples"} - set(obj)
             if missing:
                 raise InputError(f"missing keys {sorted(missing)}", file=str(path), row=i)
             if not isinstance(obj["golden_triples"], list):
                 raise InputError("expected a list of triple strings", file=str(path), row=i, field="golden_triples")
+            obj.setdefault("golden_answer", "")  # optional, as in a CSV: only the generation metrics read it
             out.append(QAPair(**{k: v for k, v in obj.items() if k in known}))
     if not out:
         raise InputError("dataset is empty", file=str(path))

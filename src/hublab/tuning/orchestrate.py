@@ -64,6 +64,9 @@ class TuneRequest:
     enqueue_base: bool = False  # tpe: the base configuration is the first trial
     prune: bool = True  # tpe: median pruning on partial results
     trial_artifacts: bool = True  # each trial run logs its predictions and plots (seconds per trial)
+    # the MLflow experiment of the parent and trial runs (default ``tune-<study>``); a study keeps the parent run
+    # of its first invocation, so name it on the first one
+    experiment: str | None = None
 
 
 @dataclass
@@ -255,7 +258,7 @@ def run_tune(req: TuneRequest, *, settings: Settings | None = None, evaluator: E
     spec.validate()
     if req.fresh:
         fresh_study(spec)
-    experiment = f"tune-{req.study}"
+    experiment = req.experiment or f"tune-{req.study}"
     exp_id = _setup_experiment(st.root, experiment)
     client = MlflowClient(mlflow_log.tracking_uri(st.root))
     optuna.logging.set_verbosity(optuna.logging.WARNING)

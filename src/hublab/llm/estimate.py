@@ -1,0 +1,110 @@
+"""What an LLM run will use before it starts: tokens and USD for its questions, from the method's measured
+tokens per question — this configuration's own earlier run where MLflow has one (same config hash), else the
+thesis's figure for the method (final comparison on GV1, Table 10.8: HubLink (T) 82,434 tokens per question).
+
+The thesis reports tokens, not calls or the prompt/completion split; its ``llm_cost`` is within 1 % of all tokens
+at the input price (prompts dominate), so the cost is estimated the same way, with the all-output price as the
+upper bound. Prices come from :mod:`hublab.llm.pricing` (0 for local endpoints unless configured).
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hublab.llm.pricing import price_for
+
+#: thesis row (final_comparison_gv1.csv ``Config``) per retriever type; HubLink by its strategy and hub budget
+THESIS_ROW = {"difar": "DiFaR", "fidelis": "FiDeLiS", "mindmap": "Mindmap"}
+
+
+def thesis_row(cfg: Any) -> str | None:
+    """The thesis configuration a pipeline corresponds to, from its retriever type and parameters."""
+    if cfg.retriever_type == "hublink":
+        p = cfg.retriever_params
+        if p.get("use_topic_if_given", True):
+            return "HubLink (Traverse)"
+        return "HubLink (Fast)" if int(p.get("number_of_hubs", 30)) <= 10 else "HubLink (Direct)"
+    return THESIS_ROW.get(cfg.retriever_type)
+
+
+def thesis_tokens(thesis_dir: Path) -> dict[str, float]:
+    """LLM tokens per question of each configuration in the thesis's final comparison (GV1)."""
+    path = Path(thesis_dir) / "final_comparison_gv1.csv"
+    if not path.exists():
+        return {}
+    with path.open(newline="", encoding="utf-8") as fh:
+        return {r["Config"]: float(r["llm_tokens"]) for r in csv.DictReader(fh) if r.get("llm_tokens")}
+
+
+@dataclass(frozen=True)
+class Estimate:
+    n_questions: int
+    tokens_per_question: float | None
+    source: str  # where the per-question figure comes from
+    model: str | None
+    price: tuple[float, float] | None  # USD per 1M (input, output); None: an in-process model (no bill)
+
+    @property
+    def tokens(self) -> float | None:
+        return None if self.tokens_per_question is None else self.tokens_per_question * self.n_questions
+
+    def line(self) -> str:
+        """One line for the console."""
+        if self.model is None:
+            return f"estimate: {self.n_questions} questions, LLM-free pipeline: no LLM calls, no tokens, no cost"
+        if self.tokens is None:
+            return (f"estimate: {self.n_questions} questions on {self.model}: no measured tokens per question for "
+                    f"this method yet ({self.source}); the first run measures them")
+        if self.price is None:
+            cost = "$0 (an in-process model)"
+        else:
+            low, high = (self.tokens * p / 1e6 for p in self.price)
+            cost = (f"≈ ${low:,.2f} (all tokens at the input price, as the thesis's llm_cost; at most ${high:,.2f})"
+                    if high else "$0 (no price for this endpoint; set llm.price_input_per_1m to estimate)")
+        return (f"estimate: {self.n_questions} questions × {self.tokens_per_question:,.0f} tokens/question "
+                f"({self.source}) = {self.tokens:,.0f} tokens on {self.model}, cost {cost}; LLM calls are not "
+                "counted in advance (the thesis reports tokens only)")
+
+
+def measured_tokens(cfg: Any, graph: str, dataset: str, tracking_uri: str) -> float | None:
+    """Mean LLM tokens per question of the latest MLflow run of this exact configuration, if any. A sqlite store
+    that does not exist yet is not created (an estimate writes nothing)."""
+    if tracking_uri.startswith("sqlite:///") and not Path(tracking_uri[len("sqlite:///"):]).is_file():
+        return None
+    try:
+        from mlflow import MlflowClient
+
+        client = MlflowClient(tracking_uri)
+        exps = [e.experiment_id for e in client.search_experiments()]
+        runs = client.search_runs(exps, max_results=1, order_by=["attributes.start_time DESC"],
+                                  filter_string=f"params.config_hash = '{cfg.config_hash(graph, dataset)}' "
+                                                "and metrics.llm_tokens > 0")
+    except Exception:  # noqa: BLE001 - an unreachable or unreadable store: the thesis figure stands in
+        return None
+    return float(runs[0].data.metrics["llm_tokens"]) if runs else None
+
+
+def estimate(cfg: Any, n_questions: int, *, thesis_dir: Path, graph: str | None = None,
+             dataset: str | None = None, tracking_uri: str | None = None) -> Estimate:
+    """The run's estimate: its own measurement (with ``graph``, ``dataset`` and a store), else the thesis's."""
+    from hublab.preflight import llm_endpoints
+
+    eps = llm_endpoints(cfg)
+    if eps:
+        model = eps[0].model
+        llm = cfg.llm if cfg.llm.get("backend") == "openai" else {}
+        price = price_for(model, eps[0].base_url, llm.get("price_input_per_1m"), llm.get("price_output_per_1m"))
+    elif cfg.llm.get("backend") == "llamacpp":  # in-process model: tokens, no price
+        model, price = f"{cfg.llm.get('model', 'gemma3-270m')} (embedded llama.cpp)", None
+    else:
+        return Estimate(n_questions, None, "", None, (0.0, 0.0))
+    own = measured_tokens(cfg, graph, dataset, tracking_uri) if graph and dataset and tracking_uri else None
+    if own is not None:
+        return Estimate(n_questions, own, "this configuration's last run", model, price)
+    row = thesis_row(cfg)
+    per_q = thesis_tokens(thesis_dir).get(row) if row else None
+    source = f"thesis, {row} on GV1" if per_q is not None else f"the thesis has no figure for {cfg.retriever_type}"
+    return Estimate(n_questions, per_q, source, model, price)

@@ -1,0 +1,64 @@
+"""The KGQA sets as MLflow evaluation datasets (``mlflow.genai.datasets``, SQL store), versioned by content.
+
+One dataset per KGQA set and content: named ``<set>@<digest>`` (the first 12 hex digits of the records' SHA-256)
+and tagged with the set, the digest, the graph its golden triples refer to and the question count, so the MLflow
+UI's datasets view lists every version and re-registering unchanged data creates nothing. A record is MLflow's
+shape (``inputs: {question}``, ``expectations: {golden_triples, golden_answer}``) tagged with the question's
+``uid``, graph and thesis slices (hops, use case, retrieval operation, semi-typed), so it can be passed to
+``mlflow.genai.evaluate`` as it is: a user's ``retrieve(question)`` gets only the question.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from hublab.datasets.model import QAPair
+from hublab.mlflow_eval.scorers import GOLDEN_KEY
+
+#: QAPair fields carried as record tags: the thesis's breakdowns (Tables 10.2-10.6)
+SLICES = ("hops", "use_case", "retrieval_operation", "semi_typed")
+
+
+def records(pairs: list[QAPair], graph: str) -> list[dict[str, Any]]:
+    out = []
+    for p in pairs:
+        tags = {"uid": p.uid, "graph": graph}
+        tags.update({f: str(getattr(p, f)) for f in SLICES if getattr(p, f) is not None})
+        out.append({"inputs": {"question": p.question},
+                    "expectations": {GOLDEN_KEY: list(p.golden_triples), "golden_answer": p.golden_answer},
+                    "tags": tags})
+    return out
+
+
+def digest(recs: list[dict[str, Any]]) -> str:
+    """Content digest of the records (order included: the dataset's order is the run order)."""
+    blob = json.dumps(recs, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class Registered:
+    name: str
+    dataset_id: str
+    created: bool  # False: this content was registered already
+    n_records: int
+
+
+def register(kgqa_set: str, pairs: list[QAPair], graph: str, *, experiment_id: str | None = None) -> Registered:
+    """Register one KGQA set in the current MLflow tracking store (nothing new if this content is there)."""
+    from mlflow.genai.datasets import create_dataset, search_datasets
+
+    recs = records(pairs, graph)
+    dig = digest(recs)
+    name = f"{kgqa_set}@{dig}"
+    found = search_datasets(filter_string=f"name = '{name}'", max_results=1)
+    if found:
+        return Registered(name, found[0].dataset_id, False, len(recs))
+    ds = create_dataset(name=name, experiment_id=experiment_id,
+                        tags={"kgqa_set": kgqa_set, "digest": dig, "graph": graph,
+                              "n_questions": str(len(recs))})
+    ds.merge_records(recs)
+    return Registered(name, ds.dataset_id, True, len(recs))

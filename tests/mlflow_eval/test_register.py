@@ -1,0 +1,82 @@
+"""``hublab data register``: the KGQA sets as MLflow evaluation datasets, one per content version; unchanged data
+adds nothing; a registered set feeds ``mlflow.genai.evaluate`` as it is."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from hublab.evaluation import names
+from hublab.mlflow_eval import retrieval_scorers
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "my_questions.csv"
+
+pytestmark = pytest.mark.slow  # an MLflow store and an evaluation
+
+
+@pytest.fixture()
+def project(tmp_path, shared, monkeypatch) -> Path:
+    from conftest import migrated_mlflow_store
+    from hublab.config import _load_params
+
+    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    for key, val in params["paths"].items():
+        if isinstance(val, str) and val.startswith("../shared"):
+            params["paths"][key] = str(shared) + val[len("../shared"):]
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    (tmp_path / "mlruns").mkdir()
+    shutil.copyfile(migrated_mlflow_store(), tmp_path / "mlruns" / "mlflow.db")
+    monkeypatch.setenv("HUBLAB_ROOT", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    _load_params.cache_clear()
+    return tmp_path
+
+
+def _register(*args: str) -> str:
+    from typer.testing import CliRunner
+
+    from hublab.cli import app
+
+    res = CliRunner().invoke(app, ["data", "register", *args])
+    assert res.exit_code == 0, res.output
+    return res.output
+
+
+def test_register_is_versioned_by_content_and_feeds_evaluate(project):
+    import mlflow
+    from mlflow.genai.datasets import search_datasets
+
+    first = _register("--dataset", str(EXAMPLE), "--graph", "gv3_orkg")
+    assert first.startswith("registered: my_questions@") and "(3 questions" in first
+    assert _register("--dataset", str(EXAMPLE), "--graph", "gv3_orkg").startswith("unchanged: ")
+    changed = project / "my_questions.csv"
+    changed.write_text(EXAMPLE.read_text().replace("in 2017?", "in the year 2017?"))
+    assert _register("--dataset", str(changed), "--graph", "gv3_orkg").startswith("registered: ")
+
+    found = search_datasets(filter_string="tags.kgqa_set = 'my_questions'")
+    assert len(found) == 2
+    ds = next(d for d in found if d.name == first.split()[1])
+    df = ds.to_df()
+    assert len(df) == 3 and ds.tags["graph"] == "gv3_orkg" and ds.tags["n_questions"] == "3"
+    assert sorted(t["uid"] for t in df["tags"]) == ["q1", "q2", "q3"]
+    golden = {row["inputs"]["question"]: row["expectations"]["golden_triples"] for _, row in df.iterrows()}
+
+    def retrieve(question: str) -> list[str]:  # a user's function: only the question comes in
+        return golden[question][:1]
+
+    mlflow.set_experiment("kgqa-datasets")  # the store `data register` used, not an earlier test's experiment
+    result = mlflow.genai.evaluate(data=ds, predict_fn=retrieve, scorers=retrieval_scorers((names.RECALL,)))
+    assert result.metrics[f"{names.RECALL}/mean"] == pytest.approx((1 + 0.5 + 0.5) / 3, abs=0.01)
+
+
+def test_a_file_needs_its_graph(project):
+    from typer.testing import CliRunner
+
+    from hublab.cli import app
+
+    res = CliRunner().invoke(app, ["data", "register", "--dataset", str(EXAMPLE)])
+    assert res.exit_code != 0 and "--graph" in res.output
