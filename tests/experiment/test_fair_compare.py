@@ -99,3 +99,23 @@ def test_best_row_and_p_values_per_graph_and_question_set():
     assert rows[0].ci[names.MAP_AT_10] == pytest.approx((0.25, 1.0))  # mirror of the hand-computed (0, 0, 0, 1)
     md = markdown(rows)
     assert md.count("| **best** |") == 2 and md.count(" ≈ |") == 2
+
+
+def test_tuned_row_is_tested_against_its_own_default():
+    """Did tuning change anything beyond noise: each tuned row gets the paired test against its method's default
+    on the same questions (hand-computed exact test: d = (1, .5, 0, 1) -> p = 0.25); default rows get none."""
+    from hublab.evaluation import names
+    from hublab.experiment.fair_compare import Row, add_statistics, csv_rows, markdown
+
+    def row(method, config, maps):
+        per = {names.MAP_AT_10: maps, names.HITS_AT_10: [1.0 if v else 0.0 for v in maps]}
+        metrics = {m: sum(v) / len(v) for m, v in per.items()}
+        metrics.update({names.MRR_AT_10: 0.0, names.RECALL_AT_10: 0.0, names.TRIPLES_PER_QUESTION: 20.0})
+        return Row(method, "g", "all", config, f"pipelines/{method}.yaml", len(maps), metrics, per)
+
+    rows = [row("a", "default", [0, 0, 0, 0]), row("a", "tuned", [1, 0.5, 0, 1]), row("b", "default", [1, 1, 1, 1])]
+    add_statistics(rows)
+    assert rows[0].p_vs_default is None and rows[2].p_vs_default is None
+    assert rows[1].p_vs_default == pytest.approx(0.25)
+    assert [d["p_value_tuned_vs_default"] for d in csv_rows(rows)] == ["", 0.25, ""]
+    assert "| 0.2500 ≈ |" in markdown(rows)

@@ -59,6 +59,7 @@ class Row:
     per_question: dict[str, list[float]] = field(repr=False, default_factory=dict)
     ci: dict[str, tuple[float, float]] = field(default_factory=dict)
     p_value: float | None = None
+    p_vs_default: float | None = None  # tuned rows: the same test against the method's default row
     best: bool = False
     thesis_map: float | None = None
     study: str = ""
@@ -127,10 +128,11 @@ def _rows_for(entry: Entry, graph: str, records: list[dict[str, Any]], held_out:
 
 def add_statistics(rows: list[Row]) -> None:
     """CIs per row; per (graph, subset) the best row by MAP@10 (ties: Hits@10, then method and config names) and
-    every other row's paired p-value against it. Rows of one group must be on the same questions in one order."""
+    every other row's paired p-value against it; every tuned row's paired p-value against its method's default row
+    (did tuning change anything beyond noise?). Rows of one group must be on the same questions in one order."""
     for r in rows:
         r.ci = {m: bootstrap_ci(r.per_question[m]) for m in CI_METRICS}
-        r.best, r.p_value = False, None  # rows gathered from several calls are judged again, together
+        r.best, r.p_value, r.p_vs_default = False, None, None  # rows from several calls are judged again, together
     groups: dict[tuple[str, str], list[Row]] = {}
     for r in rows:
         groups.setdefault((r.graph, r.subset), []).append(r)
@@ -141,6 +143,11 @@ def add_statistics(rows: list[Row]) -> None:
         for r in group:
             r.p_value = None if r is best else paired_p_value(r.per_question[TEST_METRIC],
                                                               best.per_question[TEST_METRIC])
+        defaults = {r.method: r for r in group if r.config == "default"}
+        for r in group:
+            if r.config == "tuned" and r.method in defaults:
+                base = defaults[r.method].per_question[TEST_METRIC]
+                r.p_vs_default = paired_p_value(r.per_question[TEST_METRIC], base)
 
 
 def run_comparison(st: Settings, items: list[Entry], *, graphs=GRAPHS, bound: int = BOUND, limit: int | None = None,
@@ -182,6 +189,7 @@ def csv_rows(rows: list[Row]) -> list[dict[str, Any]]:
         d["p_value_vs_best"] = "" if r.p_value is None else round(r.p_value, ROUND)
         d["best"] = r.best
         d["not_significant_vs_best"] = bool(r.p_value is not None and r.p_value >= ALPHA)
+        d["p_value_tuned_vs_default"] = "" if r.p_vs_default is None else round(r.p_vs_default, ROUND)
         d["thesis_map_at_10_triples"] = _r(r.thesis_map)
         d["pipeline"], d["study"], d["mlflow_run"] = r.pipeline, r.study, r.mlflow_run
         out.append(d)
@@ -220,14 +228,16 @@ def markdown(rows: list[Row], *, bound: int = BOUND) -> str:
              f"parameters `hublab tune-all` chose on the {TUNING_N} tuning questions "
              f"(`{TUNING_SET}`, the same TPE budget for every method). [a, b]: 95% bootstrap interval over questions "
              f"(10,000 resamples, seed 0). p: {TEST_NAME} of the row's per-question MAP@10 against the best row of "
-             f"the table. **best** = highest MAP@10; ≈ = not significantly different from the best at {ALPHA}.", ""]
+             f"the table; p tuned vs default: the same test of a tuned row against its method's default row. "
+             f"**best** = highest MAP@10; ≈ = not significantly different (from the best, or from the default) "
+             f"at {ALPHA}.", ""]
     groups: dict[tuple[str, str], list[Row]] = {}
     for r in rows:
         groups.setdefault((r.graph, r.subset), []).append(r)
     for (graph, subset), group in groups.items():
         lines += [f"### {_title(graph, subset, group[0].n_questions)}", "",
                   "| method | config | Hits@10 [95% CI] | MAP@10 [95% CI] | MRR@10 | Recall@10 | triples/q | p vs best "
-                  "| thesis MAP@10 |", "|---|---|---|---|---|---|---|---|---|"]
+                  "| p tuned vs default | thesis MAP@10 |", "|---|---|---|---|---|---|---|---|---|---|"]
         for r in _order(group):
             h, m = r.metrics[names.HITS_AT_10], r.metrics[TEST_METRIC]
             hl, hh = r.ci[names.HITS_AT_10]
@@ -235,9 +245,11 @@ def markdown(rows: list[Row], *, bound: int = BOUND) -> str:
             mark = "**best**" if r.best else (f"{r.p_value:.4f} ≈" if (r.p_value or 0) >= ALPHA else
                                               f"{r.p_value:.4f}")
             thesis = "–" if r.thesis_map is None else f"{r.thesis_map:.3f}"
+            vs_default = "–" if r.p_vs_default is None else (
+                f"{r.p_vs_default:.4f}" + (" ≈" if r.p_vs_default >= ALPHA else ""))
             lines.append(f"| {r.method} | {r.config} | {h:.3f} [{hl:.3f}, {hh:.3f}] | {m:.3f} [{ml:.3f}, {mh:.3f}] | "
                          f"{r.metrics[names.MRR_AT_10]:.3f} | {r.metrics[names.RECALL_AT_10]:.3f} | "
-                         f"{r.metrics[names.TRIPLES_PER_QUESTION]:.1f} | {mark} | {thesis} |")
+                         f"{r.metrics[names.TRIPLES_PER_QUESTION]:.1f} | {mark} | {vs_default} | {thesis} |")
         lines.append("")
     return "\n".join(lines)
 
