@@ -10,7 +10,14 @@
 ``milvus-server`` is a Python wrapper that forks ``milvus run standalone``: both are started in a new process
 group and stopped together (terminating the wrapper alone would orphan the server). Readiness is a pymilvus
 round trip (``get_server_version``), not the port: the wrapper binds and releases the proxy port itself while
-resolving its configuration, so the port can answer before Milvus does.
+resolving its configuration, so the port can answer before Milvus does. A crash of the forked server (a Go
+``panic:`` in its stderr log; the wrapper lives on) fails the fixture at once with that log's tail.
+
+Two servers on one host: the wrapper picks free ports for every Milvus role and the etcd client, but the embedded
+etcd's *peer* port is fixed at 2380 in Milvus 2.3.5 and not in the wrapper's template, so a second server panics
+("listen tcp 127.0.0.1:2380: bind: address already in use"). Milvus reads ``etcd.config.path`` from the
+environment (``ETCD_CONFIG_PATH``): each server here gets its own embedded-etcd config with free client and peer
+ports.
 
 (Fixtures live here and are imported by ``tests/conftest.py``, like ``mlflow_servers``.)"""
 
@@ -91,21 +98,33 @@ def start_milvus_server(base: Path, *, timeout: float = 180, token: str = TOKEN)
     group; returns once a pymilvus client gets the server version (fails with the log's tail otherwise)."""
     need_executable(MILVUS_SERVER, "the Milvus standalone server (the `milvus` extra, scripts/setup.sh)")
     base.mkdir(parents=True, exist_ok=True)
-    port = free_port()
+    port, etcd, peer = free_port(), free_port(), free_port()
     log = base / "server.log"
-    cmd = [str(MILVUS_SERVER), "--data", str(base / "data"), "--proxy-port", str(port),
+    etcd_cfg = base / "embedEtcd.yaml"
+    etcd_cfg.write_text(f"listen-client-urls: http://127.0.0.1:{etcd}\nadvertise-client-urls: http://127.0.0.1:{etcd}\n"
+                        f"listen-peer-urls: http://127.0.0.1:{peer}\ninitial-advertise-peer-urls: http://127.0.0.1:{peer}"
+                        f"\ninitial-cluster: default=http://127.0.0.1:{peer}\n")
+    cmd = [str(MILVUS_SERVER), "--data", str(base / "data"), "--proxy-port", str(port), "--etcd-port", str(etcd),
            "--authorization-enabled", "true"]
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
+                                start_new_session=True, env={**os.environ, "ETCD_CONFIG_PATH": str(etcd_cfg)})
     server = MilvusServer(f"http://127.0.0.1:{port}", base / "data", log, proc, token)
+    stderr_log = server.data / "logs" / "milvus-stderr.log"
     deadline = time.monotonic() + timeout
     while not _server_answers(server.uri, token):
-        if proc.poll() is not None or time.monotonic() > deadline:
+        crashed = stderr_log.is_file() and "panic:" in stderr_log.read_text(errors="replace")
+        if crashed or proc.poll() is not None or time.monotonic() > deadline:
             server.stop(timeout=5)
-            tail = log.read_text(errors="replace")[-2000:]
-            why = f"exited with {proc.returncode}" if proc.returncode else f"did not answer in {timeout:.0f} s"
-            pytest.fail(f"milvus-server {why}; {log}:\n{tail}")
+            if crashed:
+                why, shown = "crashed", stderr_log
+            else:
+                why = f"exited with {proc.returncode}" if proc.poll() else f"did not answer in {timeout:.0f} s"
+                shown = log
+            errors = [ln for ln in (server.data / "logs" / "milvus-stdout.log").read_text(errors="replace")
+                      .splitlines() if "[ERROR]" in ln][:3] if (server.data / "logs").is_dir() else []
+            pytest.fail(f"milvus-server {why}; {shown}:\n{shown.read_text(errors='replace')[:1500]}\n"
+                        + "\n".join(e[:400] for e in errors))
         time.sleep(0.5)
     return server
 

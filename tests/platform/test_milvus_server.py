@@ -103,3 +103,34 @@ def test_size_switch_on_a_lite_server_by_uri(milvus_lite_uri, tmp_path):
     assert len(exact) == 10 and all(h.fields["hub_root"] == "H1" for h in native + exact)
     assert "t_switch" in small._mirrors and "t_switch" not in big._mirrors
     small.drop_collection("t_switch")
+
+
+def test_server_index_parameters_and_flat_equals_the_exact_mirror(milvus_standalone, milvus_token, tmp_path):
+    """``vector_store.index`` reaches the server (describe_index shows it), a changed index is rebuilt in place (the
+    vectors stay), and native FLAT search gives the exact mirror's lists: same rows, same order (ties included:
+    every 50th vector is the same), scores within 1e-6, with and without filters."""
+    rng = np.random.default_rng(3)
+    vecs = rng.normal(size=(3000, 16)).astype(np.float32)
+    vecs[::50] = vecs[0]  # 60 identical vectors: a tie group larger than k
+    rows = [{"hub_root": f"H{i % 7}", "i": i, "text": f"t{i % 50}"} for i in range(3000)]
+    base = {"uri": milvus_standalone.uri, "token_env": milvus_token}
+    hnsw = build_vector_store({**base, "index": {"type": "HNSW", "M": 8, "efConstruction": 64, "ef": 32}},
+                              tmp_path / "unused.db")
+    hnsw.drop_collection("t_index")
+    hnsw.ensure_collection("t_index", 16, "COSINE")
+    hnsw.insert("t_index", vecs, rows)
+    desc = hnsw.client.describe_index("t_index", "vector")
+    assert (desc["index_type"], desc["M"], desc["efConstruction"]) == ("HNSW", "8", "64")
+    flat = build_vector_store({**base, "index": {"type": "FLAT"}}, tmp_path / "unused.db")
+    flat.ensure_collection("t_index", 16, "COSINE")  # re-indexed in place
+    assert flat.client.describe_index("t_index", "vector")["index_type"] == "FLAT" and flat.count("t_index") == 3000
+    mirror = build_vector_store({"exact": "always"}, tmp_path / "lite" / "ix.db")
+    mirror.ensure_collection("t_index", 16, "COSINE")
+    mirror.insert("t_index", vecs, rows)
+    q = vecs[[0, 1, 2]] * np.array([[1], [-1], [1]], dtype=np.float32)
+    for flt in ("", 'hub_root in ["H0", "H3"]', 'hub_root == "H1" and i not in [1, 8, 15]'):
+        got, want = flat.search("t_index", q, 30, filter=flt), mirror.search("t_index", q, 30, filter=flt)
+        for g, w in zip(got, want, strict=True):
+            assert [h.fields["i"] for h in g] == [h.fields["i"] for h in w], flt
+            assert max(abs(a.score - b.score) for a, b in zip(g, w, strict=True)) <= 1e-6
+    flat.drop_collection("t_index")
