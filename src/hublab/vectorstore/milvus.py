@@ -23,6 +23,10 @@ from hublab.vectorstore.index_spec import IndexSpec
 _DISTANCE_METRICS = {"L2"}
 _CLIENTS: dict[str, Any] = {}
 _CLIENTS_LOCK = threading.Lock()
+#: pymilvus 3 sends gRPC keepalive pings every 10 s (also without calls in flight). The Milvus 2.3.5 standalone
+#: server answered them with GOAWAY "too_many_pings" during the GV3 test's long calls on a loaded machine (gRPC logs
+#: it to stderr; calls in flight on that connection fail and are retried): ping every 5 min, only during calls.
+_GRPC_OPTIONS = {"grpc.keepalive_time_ms": 300_000, "grpc.keepalive_permit_without_calls": False}
 #: Milvus's largest search limit (topk), the same in 2.3 and 2.4/2.5.
 MAX_TOPK = 16384
 #: Native hits are rescored in float64; the server's float32 scores differ from those by less than this, so a
@@ -96,11 +100,12 @@ def server_error(uri: str, exc: BaseException, doing: str) -> HubLabError:
 
 
 def _quiet_pymilvus() -> None:
-    """pymilvus logs every failed RPC with a full traceback before raising; HubLab reports the raised error as one
-    line naming the URI, so the log would only repeat it as a traceback."""
+    """pymilvus logs every failed RPC, and every failed reconnect while it retries, with a full traceback; HubLab
+    reports the raised error as one line naming the URI, so those logs would only repeat it as tracebacks."""
     import logging
 
     logging.getLogger("pymilvus.decorators").setLevel(logging.CRITICAL)
+    logging.getLogger("pymilvus.client.connection_manager").setLevel(logging.ERROR)
 
 
 def _client(uri: str, token: str | None, timeout: float | None = None):
@@ -113,8 +118,9 @@ def _client(uri: str, token: str | None, timeout: float | None = None):
                 _check_lite_lock(uri)
             else:
                 _quiet_pymilvus()
+            extra = {} if uri.endswith(".db") else {"grpc_options": _GRPC_OPTIONS}
             try:
-                _CLIENTS[uri] = MilvusClient(uri=uri, token=token or "", timeout=timeout)
+                _CLIENTS[uri] = MilvusClient(uri=uri, token=token or "", timeout=timeout, **extra)
             except Exception as exc:  # pymilvus raises its own exception types
                 hint = ""
                 if uri.endswith(".db") and (holder := lock_holder(Path(uri) / "LOCK")):
@@ -273,17 +279,29 @@ class MilvusVectorStore(VectorStore):
             self.client.load_collection(name, timeout=t)
             self._loaded.add(name)
             return
+        self._reconcile_index(name, metric)
+
+    def _reconcile_index(self, name: str, metric: str | None) -> None:
+        """Rebuild ``name``'s vector index in place when it differs from ``vector_store.index`` (the vectors stay;
+        a pipeline that changes only the index needs no new embeddings). Checked when a collection is ensured and
+        when it is first loaded in this process (an index built earlier, then searched with other settings)."""
         if self.lite:  # the Lite engine behind a URI keeps its own index
             return
-        have = self.client.describe_index(name, "vector", timeout=t) or {}
+        t = self.timeout
+        try:
+            have = self.client.describe_index(name, "vector", timeout=t) or {}
+        except Exception:  # noqa: BLE001 - no index on the collection (2.3 raises "index not found")
+            have = {}
+        metric = metric or str(have.get("metric_type") or "COSINE").upper()
         if not self._index_matches(have, metric):
             import logging
 
             logging.getLogger(__name__).warning("%s on %s: index %s differs from vector_store.index %s: re-indexing "
                                                 "in place", name, self.uri, have.get("index_type"),
                                                 self.index.as_dict())
-            self.client.release_collection(name, timeout=t)
-            self.client.drop_index(name, str(have.get("index_name") or "vector"), timeout=t)
+            if have:
+                self.client.release_collection(name, timeout=t)
+                self.client.drop_index(name, str(have.get("index_name") or "vector"), timeout=t)
             self.client.create_index(name, self._index_params(metric), timeout=t)
             self.client.load_collection(name, timeout=t)
             self._loaded.add(name)
@@ -360,6 +378,10 @@ class MilvusVectorStore(VectorStore):
 
     def _ensure_loaded(self, name: str) -> None:
         if name not in self._loaded:
+            if not self.local_file:
+                self._server_call(self._reconcile_index, name, None, doing=f"checking the index of {name}")
+            if name in self._loaded:  # re-indexed and loaded
+                return
             self._server_call(self.client.load_collection, name, timeout=self.timeout,
                               doing=f"loading collection {name}")
             self._loaded.add(name)
@@ -409,7 +431,7 @@ class MilvusVectorStore(VectorStore):
         while pending:
             res = self._server_call(
                 self.client.search, name, data=[queries[i].tolist() for i in pending], filter=filter, limit=limit,
-                output_fields=["*"], search_params=self.index.search_params(limit), timeout=self.timeout,
+                output_fields=["*", "vector"], search_params=self.index.search_params(limit), timeout=self.timeout,
                 doing=f"searching {name}")
             retry = []
             for i, hits in zip(pending, res, strict=True):
