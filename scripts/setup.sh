@@ -3,6 +3,8 @@
 # otherwise pip would pull a multi-GB CUDA build. The embedded llama.cpp (llama-cpp-python, a ~8 min source
 # build) is part of the set-up: if it fails to build, set-up fails. HUBLAB_NO_LLAMA=1 is the explicit opt-out
 # (the embedded-LLM mode and its tests are then skipped; under CI=true they fail instead, see tests/conftest.py).
+# So is the Milvus 2.3.5 standalone server (the `milvus` extra: `milvus-server`, which the server-store tests
+# start on 127.0.0.1, tests/milvus_servers.py); it has no opt-out (a ~60 MB wheel, no build).
 #
 # One line per step; each step's full pip output goes to a log ($HUBLAB_SETUP_LOG, default .venv/setup.log),
 # whose tail is printed, with the step that failed, when an install fails.
@@ -37,6 +39,8 @@ step "torch 2.13.0 (CPU)" "${VPIP[@]}" install torch==2.13.0
 echo "torch==2.13.0" > .venv/torch-constraint.txt
 step "pinned requirements" "${VPIP[@]}" install -c .venv/torch-constraint.txt -r requirements.txt
 step "hublab (editable) + dev tools" "${VPIP[@]}" install -c .venv/torch-constraint.txt -e ".[dev]"
+step "Milvus standalone server (milvus extra)" "${VPIP[@]}" install -c .venv/torch-constraint.txt -e ".[milvus]"
+step "milvus-server CLI" test -x .venv/bin/milvus-server
 if [ "${HUBLAB_NO_LLAMA:-0}" = "1" ]; then
   echo "setup: llama.cpp skipped (HUBLAB_NO_LLAMA=1): embedded-LLM tests will skip (and fail under CI=true)" >&2
 else

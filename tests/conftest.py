@@ -19,6 +19,7 @@ import pytest
 from hublab.env import apply_offline_defaults
 from hublink_fixtures import hublink_gv3_small  # noqa: F401 - the indexed 10-paper GV3 subgraph
 from llm_servers import fault_server, llama_server  # noqa: F401 - shared fixtures (one llama.cpp server a session)
+from milvus_servers import milvus_lite_uri, milvus_standalone, milvus_token  # noqa: F401 - one of each a session
 from mlflow_servers import mlflow_project, mlflow_server  # noqa: F401 - one mlflow server a session
 from real_parts import CI, missing, need_module
 
@@ -31,7 +32,8 @@ SHARED = Path(os.environ.get("HUBLAB_SHARED", ROOT.parent / "shared"))
 # fixtures that start a server or subprocesses, or load MiniLM: every test using one is full tier only
 SLOW_FIXTURES = frozenset({
     "minilm", "hublink_gv3_small",  # the MiniLM model (and an index built with it)
-    "llama_server", "mlflow_server", "mlflow_project", "postgres_url", "milvus_uri",  # server processes
+    "llama_server", "mlflow_server", "mlflow_project", "postgres_url",  # server processes
+    "milvus_standalone", "milvus_token", "milvus_lite_uri",
     "base_project", "fresh_project", "indexed_project", "reference_run",  # tests/reliability: `hublab` subprocesses
 })
 

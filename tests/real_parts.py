@@ -1,4 +1,5 @@
-"""Real parts some tests need (llama.cpp and its bundled GGUF, Chromium, PostgreSQL, the Milvus server CLI): on a
+"""Real parts some tests need (llama.cpp and its bundled GGUF, Chromium, PostgreSQL, the Milvus standalone server
+of the ``milvus`` extra and the ``milvus-lite server`` CLI): on a
 developer machine a missing one skips the tests that need it; under ``CI=true`` it fails them, so CI cannot pass
 with those tests silently skipped (issue #19). Use ``need_module``/``missing`` instead of ``pytest.importorskip``
 and ``pytest.skip`` for such parts."""
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from pathlib import Path
 from types import ModuleType
 from typing import NoReturn
 
@@ -30,3 +32,10 @@ def need_module(name: str, part: str | None = None) -> ModuleType:
         return importlib.import_module(name)
     except ModuleNotFoundError as exc:
         missing(part or name, exc)
+
+
+def need_executable(path: Path, part: str) -> Path:
+    """``path`` if it is an executable file, else ``missing(part)`` (skip, or fail under ``CI=true``)."""
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        missing(part, f"no executable {path}")
+    return path

@@ -42,7 +42,8 @@ def test_fixed_contexts_give_known_metrics_and_a_complete_mlflow_run(project: Pa
     g0, g1, g2 = (list(p.golden_triples) for p in pairs[:3])
     assert g0[0] not in g2
     contexts = {pairs[0].question: g0, pairs[1].question: [], pairs[2].question: g2 + [g0[0]]}
-    cfg = _fixed_cfg(project, contexts)
+    cfg = _fixed_cfg(project, contexts, vector_store={"index": {"type": "HNSW", "M": 16, "efConstruction": 100,
+                                                                  "ef": 64}})
     s = run_experiment(cfg, "gv3_orkg", "gv3_orkg", limit=3, track_carbon=False, progress=False)
     per = {r["uid"]: r["metrics"] for r in s.per_question}
     assert per[pairs[0].uid]["recall_triples"] == 1.0 and per[pairs[0].uid]["precision_triples"] == 1.0
@@ -54,6 +55,9 @@ def test_fixed_contexts_give_known_metrics_and_a_complete_mlflow_run(project: Pa
     run = MlflowClient(tracking_uri(project)).get_run(s.run_id)
     assert run.data.params["retriever.type"] == "fixed" and run.data.params["graph"] == "gv3_orkg"
     assert run.data.params["llm.api_key_env"] == "SECRET_VAR"
+    assert {k: v for k, v in run.data.params.items() if k.startswith("vector_store.index.")} == {
+        "vector_store.index.type": "HNSW", "vector_store.index.M": "16", "vector_store.index.efConstruction": "100",
+        "vector_store.index.ef": "64"}  # the server's index parameters are part of the run's record
     assert not any("sk-" in v for v in run.data.params.values())
     assert run.data.metrics["recall_triples"] == pytest.approx(2 / 3)
     assert "hit_at_10_triples" in run.data.metrics

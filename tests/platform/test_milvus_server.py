@@ -1,15 +1,9 @@
-"""Milvus by URI against a separate server process (``milvus-lite server`` on 127.0.0.1): the native Milvus
-search and filter path answers correctly where it can, the store recognises the Lite engine behind a URI
-(its filtered search can be truncated, so ``exact: auto`` searches it through the exact mirror), and whole
-retrievers give the same results through the server as through a Lite file."""
+"""Milvus by URI against separate server processes on 127.0.0.1 (tests/milvus_servers.py): on a real Milvus
+standalone server (2.3.5) the native search and filter path answers correctly and whole retrievers give the same
+results as through a Lite file; behind ``milvus-lite server`` the store recognises the Lite engine (its filtered
+search can be truncated, so ``exact: auto`` searches it through the exact mirror)."""
 
 from __future__ import annotations
-
-import socket
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,48 +11,11 @@ import pytest
 from hublab.retrievers.base import Resources
 from hublab.retrievers.registry import build_retriever
 from hublab.vectorstore.factory import build_vector_store
-from real_parts import missing
-
-MILVUS = Path(sys.executable).parent / "milvus-lite"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def milvus_uri(tmp_path_factory):
-    if not MILVUS.exists():
-        missing("the milvus-lite server CLI", MILVUS)
-    port = _free_port()
-    data = tmp_path_factory.mktemp("milvus_server")
-    proc = subprocess.Popen([str(MILVUS), "server", "--data-dir", str(data), "--host", "127.0.0.1",
-                             "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                pytest.fail(f"milvus-lite server exited with {proc.returncode}")
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.3)
-        else:
-            pytest.fail("milvus-lite server did not open its port in 60 s")
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-
-
-def test_store_by_uri_uses_native_search_with_filters(milvus_uri, tmp_path):
-    store = build_vector_store({"uri": milvus_uri, "exact": "never"}, tmp_path / "unused.db")
-    assert store.lite and not store.local_file and not store.use_mirror  # native search over gRPC
+def test_store_by_uri_uses_native_search_with_filters(milvus_standalone, milvus_token, tmp_path):
+    store = build_vector_store({"uri": milvus_standalone.uri, "token_env": milvus_token}, tmp_path / "unused.db")
+    assert not store.lite and not store.local_file and not store.use_mirror  # a full Milvus: native search
     rng = np.random.default_rng(0)
     vecs = rng.normal(size=(50, 8)).astype(np.float32)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
@@ -74,8 +31,9 @@ def test_store_by_uri_uses_native_search_with_filters(milvus_uri, tmp_path):
 
 
 @pytest.mark.parametrize("method", ["hublink", "difar"])
-def test_retriever_on_server_matches_lite_file(milvus_uri, tmp_path, gv3_orkg_graph, method, minilm):
-    """The same method on the same graph: Milvus server (native search) vs. Lite file (exact mirror)."""
+def test_retriever_on_server_matches_lite_file(milvus_standalone, milvus_token, tmp_path, gv3_orkg_graph, method,
+                                               minilm):
+    """The same method on the same graph: Milvus standalone server (native search) vs. Lite file (exact mirror)."""
     from hublab.graph.rdf import RdfKnowledgeGraph
     from hublab.retrievers.methods.hublink.hubs import HubDetector, all_hub_roots, hub_paths
 
@@ -87,8 +45,8 @@ def test_retriever_on_server_matches_lite_file(milvus_uri, tmp_path, gv3_orkg_gr
     title = graph.entity(papers[2]).text
     question = f"In which venue has the paper with the title '{title}' been published?"
     out = {}
-    for kind, uri in (("server", milvus_uri), ("lite", None)):
-        store = build_vector_store({"uri": uri}, tmp_path / kind / "ix.db")
+    for kind, uri in (("server", milvus_standalone.uri), ("lite", None)):
+        store = build_vector_store({"uri": uri, "token_env": milvus_token}, tmp_path / kind / "ix.db")
         res = Resources(graph=graph, embedder=embedder, vector_store=store, index_name=f"{method}_{kind}",
                         cache_dir=str(tmp_path / kind), index_dir=str(tmp_path / kind), root_entity_ids=["R659055"])
         r = build_retriever(method, res, {})
@@ -100,7 +58,7 @@ def test_retriever_on_server_matches_lite_file(milvus_uri, tmp_path, gv3_orkg_gr
     assert any("venue" in t for t in out["server"][:10])
 
 
-def test_lite_engine_behind_a_uri_is_searched_through_the_mirror_with_native_results(milvus_uri, tmp_path):
+def test_lite_engine_behind_a_uri_is_searched_through_the_mirror_with_native_results(milvus_lite_uri, tmp_path):
     """``exact: auto`` recognises the Lite engine behind a URI and searches its exact mirror (exact.py: Lite filters
     *after* its ANN top-k, which can truncate a selective filter). A selective filter matching exactly k rows: the
     mirror returns all of them, nearest first, and native search returns the same list. (With milvus-lite 3.2.2
@@ -109,13 +67,13 @@ def test_lite_engine_behind_a_uri_is_searched_through_the_mirror_with_native_res
     rng = np.random.default_rng(1)
     vecs = rng.normal(size=(3000, 16)).astype(np.float32)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-    native = build_vector_store({"uri": milvus_uri, "exact": "never"}, tmp_path / "unused.db")
+    native = build_vector_store({"uri": milvus_lite_uri, "exact": "never"}, tmp_path / "unused.db")
     assert not native.use_mirror
     native.ensure_collection("t_trunc", 16, "COSINE")
     native.insert("t_trunc", vecs, [{"hub_root": "RARE" if i % 300 == 0 else "COMMON", "i": i} for i in range(3000)])
     flt = 'hub_root in ["RARE"]'
     q = vecs[:1] * -1
-    auto = build_vector_store({"uri": milvus_uri}, tmp_path / "unused.db")
+    auto = build_vector_store({"uri": milvus_lite_uri}, tmp_path / "unused.db")
     assert auto.use_mirror
     got_auto = auto.search("t_trunc", q, 10, filter=flt, output_fields=["i"])[0]
     expected = sorted(range(0, 3000, 300), key=lambda i: (-round(float(q[0] @ vecs[i]), 5), i))
@@ -125,15 +83,15 @@ def test_lite_engine_behind_a_uri_is_searched_through_the_mirror_with_native_res
     native.drop_collection("t_trunc")
 
 
-def test_size_switch_on_a_lite_server_by_uri(milvus_uri, tmp_path):
+def test_size_switch_on_a_lite_server_by_uri(milvus_lite_uri, tmp_path):
     """``exact_max_vectors`` chooses by size behind a URI too: a Lite server's collection above the limit is searched
     natively (no mirror in this process), at or below it through the mirror; both return only matching rows, and
     unfiltered they agree."""
     rng = np.random.default_rng(2)
     vecs = rng.normal(size=(200, 8)).astype(np.float32)
     rows = [{"hub_root": f"H{i % 4}", "i": i} for i in range(200)]
-    small = build_vector_store({"uri": milvus_uri, "exact_max_vectors": 200}, tmp_path / "unused.db")
-    big = build_vector_store({"uri": milvus_uri, "exact_max_vectors": 199}, tmp_path / "unused.db")
+    small = build_vector_store({"uri": milvus_lite_uri, "exact_max_vectors": 200}, tmp_path / "unused.db")
+    big = build_vector_store({"uri": milvus_lite_uri, "exact_max_vectors": 199}, tmp_path / "unused.db")
     small.ensure_collection("t_switch", 8, "COSINE")
     small.insert("t_switch", vecs, rows)
     assert small.use_mirror and big.use_mirror  # the Lite engine behind the URI is recognised
@@ -145,3 +103,34 @@ def test_size_switch_on_a_lite_server_by_uri(milvus_uri, tmp_path):
     assert len(exact) == 10 and all(h.fields["hub_root"] == "H1" for h in native + exact)
     assert "t_switch" in small._mirrors and "t_switch" not in big._mirrors
     small.drop_collection("t_switch")
+
+
+def test_server_index_parameters_and_flat_equals_the_exact_mirror(milvus_standalone, milvus_token, tmp_path):
+    """``vector_store.index`` reaches the server (describe_index shows it), a changed index is rebuilt in place (the
+    vectors stay), and native FLAT search gives the exact mirror's lists: same rows, same order (ties included:
+    every 50th vector is the same), scores within 1e-6, with and without filters."""
+    rng = np.random.default_rng(3)
+    vecs = rng.normal(size=(3000, 16)).astype(np.float32)
+    vecs[::50] = vecs[0]  # 60 identical vectors: a tie group larger than k
+    rows = [{"hub_root": f"H{i % 7}", "i": i, "text": f"t{i % 50}"} for i in range(3000)]
+    base = {"uri": milvus_standalone.uri, "token_env": milvus_token}
+    hnsw = build_vector_store({**base, "index": {"type": "HNSW", "M": 8, "efConstruction": 64, "ef": 32}},
+                              tmp_path / "unused.db")
+    hnsw.drop_collection("t_index")
+    hnsw.ensure_collection("t_index", 16, "COSINE")
+    hnsw.insert("t_index", vecs, rows)
+    desc = hnsw.client.describe_index("t_index", "vector")
+    assert (desc["index_type"], desc["M"], desc["efConstruction"]) == ("HNSW", "8", "64")
+    flat = build_vector_store({**base, "index": {"type": "FLAT"}}, tmp_path / "unused.db")
+    flat.ensure_collection("t_index", 16, "COSINE")  # re-indexed in place
+    assert flat.client.describe_index("t_index", "vector")["index_type"] == "FLAT" and flat.count("t_index") == 3000
+    mirror = build_vector_store({"exact": "always"}, tmp_path / "lite" / "ix.db")
+    mirror.ensure_collection("t_index", 16, "COSINE")
+    mirror.insert("t_index", vecs, rows)
+    q = vecs[[0, 1, 2]] * np.array([[1], [-1], [1]], dtype=np.float32)
+    for flt in ("", 'hub_root in ["H0", "H3"]', 'hub_root == "H1" and i not in [1, 8, 15]'):
+        got, want = flat.search("t_index", q, 30, filter=flt), mirror.search("t_index", q, 30, filter=flt)
+        for g, w in zip(got, want, strict=True):
+            assert [h.fields["i"] for h in g] == [h.fields["i"] for h in w], flt
+            assert max(abs(a.score - b.score) for a, b in zip(g, w, strict=True)) <= 1e-6
+    flat.drop_collection("t_index")

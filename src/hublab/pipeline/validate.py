@@ -143,7 +143,8 @@ EMBEDDER_SCHEMA: dict[str, Check] = {"backend": string(choices=("sentence-transf
 VECTOR_STORE_SCHEMA: dict[str, Check] = {"uri": string(optional=True), "token_env": env_name,
                                          "backend": string(choices=("milvus",)),
                                          "exact": string(choices=("auto", "always", "never")),
-                                         "exact_max_vectors": integer(0, optional=True)}
+                                         "exact_max_vectors": integer(0, optional=True), "index": mapping,
+                                         "timeout_s": number(0, lo_open=True, optional=True)}
 RAGAS_SCHEMA: dict[str, Check] = {"base_url": url, "model": string(), "api_key_env": env_name}
 
 
@@ -254,6 +255,11 @@ def check_config(data: dict[str, Any], problems: Problems) -> None:
         check_section(data["embedder"], EMBEDDER_SCHEMA, "embedder", problems)
     if isinstance(data.get("vector_store"), dict):
         check_section(data["vector_store"], VECTOR_STORE_SCHEMA, "vector_store", problems)
+        from hublab.vectorstore.index_spec import index_problems
+
+        if isinstance(data["vector_store"].get("index"), dict):  # a non-mapping is reported by the schema
+            for where, why in index_problems(data["vector_store"]["index"]):
+                problems.add(where, why)
     for pipe in ("pre_retrieval", "post_retrieval", "generation"):
         sec = data.get(pipe)
         if isinstance(sec, dict):

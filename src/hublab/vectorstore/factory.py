@@ -8,13 +8,15 @@ from typing import Any
 from hublab.errors import InputError
 from hublab.vectorstore.base import VectorStore
 
-_KEYS = {"uri", "token_env", "backend", "exact", "exact_max_vectors"}
+_KEYS = {"uri", "token_env", "backend", "exact", "exact_max_vectors", "index", "timeout_s"}
 
 
 def build_vector_store(cfg: dict[str, Any] | None, default_path: Path) -> VectorStore:
     """``uri: null`` → a Milvus Lite file at ``default_path``; ``uri: http://host:19530`` → a server.
     ``exact: auto`` with ``exact_max_vectors: N`` chooses by size: a Lite collection of up to N vectors is searched
-    through the exact in-memory mirror, a larger one natively (docs/scale.md)."""
+    through the exact in-memory mirror, a larger one natively (docs/scale.md). ``index``: the server's vector index
+    (``index_spec``: ``{type: HNSW, M: 16, efConstruction: 200, ef: 64}``, IVF_FLAT, FLAT; default AUTOINDEX);
+    ``timeout_s``: the bound on every server call, retries included (default 60)."""
     cfg = dict(cfg or {})
     unknown = set(cfg) - _KEYS
     if unknown:
@@ -22,7 +24,14 @@ def build_vector_store(cfg: dict[str, Any] | None, default_path: Path) -> Vector
                          field="vector_store")
     if cfg.get("backend", "milvus") != "milvus":
         raise InputError("only the 'milvus' backend is supported", field="vector_store.backend")
+    from hublab.vectorstore.index_spec import parse_index
     from hublab.vectorstore.milvus import MilvusVectorStore, token_from_env
+
+    index = parse_index(cfg.get("index"))
+    timeout = cfg.get("timeout_s", 60.0)
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0):
+        raise InputError(f"vector_store.timeout_s must be a positive number of seconds or null, got {timeout!r}",
+                         field="vector_store.timeout_s")
 
     uri = cfg.get("uri") or str(default_path)
     limit = cfg.get("exact_max_vectors")
@@ -30,4 +39,4 @@ def build_vector_store(cfg: dict[str, Any] | None, default_path: Path) -> Vector
         raise InputError(f"vector_store.exact_max_vectors must be a non-negative integer or null, got {limit!r}",
                          field="vector_store.exact_max_vectors")
     return MilvusVectorStore(uri, token=token_from_env(cfg.get("token_env")), exact=str(cfg.get("exact", "auto")),
-                             exact_max_vectors=limit)
+                             exact_max_vectors=limit, index=index, timeout_s=timeout)

@@ -14,14 +14,26 @@ from typing import Any
 
 import numpy as np
 
-from hublab.errors import HubLabError
-from hublab.scores import round_score
+from hublab.errors import HubLabError, InputError
+from hublab.scores import as64, round_scores
 from hublab.vectorstore.base import HitArrays, SearchHit, VectorStore
+from hublab.vectorstore.index_spec import IndexSpec
 
 # Scores that Milvus returns as distances (smaller = closer) are negated so higher is always better.
 _DISTANCE_METRICS = {"L2"}
 _CLIENTS: dict[str, Any] = {}
 _CLIENTS_LOCK = threading.Lock()
+#: pymilvus 3 sends gRPC keepalive pings every 10 s (also without calls in flight). The Milvus 2.3.5 standalone
+#: server answered them with GOAWAY "too_many_pings" during the GV3 test's long calls on a loaded machine (gRPC logs
+#: it to stderr; calls in flight on that connection fail and are retried): ping every 5 min, only during calls.
+_GRPC_OPTIONS = {"grpc.keepalive_time_ms": 300_000, "grpc.keepalive_permit_without_calls": False}
+#: Milvus's largest search limit (topk), the same in 2.3 and 2.4/2.5.
+MAX_TOPK = 16384
+#: Native hits are rescored in float64; the server's float32 scores differ from those by less than this, so a
+#: fetched hit scoring below (cut - this) proves every row tied with the cut was fetched.
+_F32_SLACK = 1e-5
+#: Rows (vector + fields) a server store keeps per collection for rescoring native hits (~2 KB each).
+_ROW_CACHE_MAX = 200_000
 
 
 def lock_holder(lock_file: Path) -> str | None:
@@ -68,16 +80,51 @@ def _check_lite_lock(uri: str) -> None:
         os.close(fd)
 
 
-def _client(uri: str, token: str | None):
-    """One MilvusClient per URI per process (Milvus Lite allows one process per file anyway)."""
+def _port_answers(uri: str) -> bool:
+    """Whether something accepts TCP connections at ``uri``'s host and port (tells a refused login from no server:
+    pymilvus reports both as "Fail connecting to server")."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(uri if "://" in uri else f"http://{uri}")
+    try:
+        with socket.create_connection((parts.hostname or "localhost", parts.port or 19530), timeout=3):
+            return True
+    except OSError:
+        return False
+
+
+def server_error(uri: str, exc: BaseException, doing: str) -> HubLabError:
+    """One line naming the server and what failed, from a pymilvus exception (whose own message is a repr)."""
+    msg = getattr(exc, "message", None) or str(exc)
+    msg = " ".join(str(msg).split())[:300]
+    return HubLabError(f"Milvus server {uri}: {doing} failed: {msg}")
+
+
+def _quiet_pymilvus() -> None:
+    """pymilvus logs every failed RPC, and every failed reconnect while it retries, with a full traceback; HubLab
+    reports the raised error as one line naming the URI, so those logs would only repeat it as tracebacks."""
+    import logging
+
+    logging.getLogger("pymilvus.decorators").setLevel(logging.CRITICAL)
+    logging.getLogger("pymilvus.client.connection_manager").setLevel(logging.ERROR)
+
+
+def _client(uri: str, token: str | None, timeout: float | None = None):
+    """One MilvusClient per URI (and token, for a server) per process (Milvus Lite allows one process per file
+    anyway). The token is part of the key: a store with another token must not reuse an authorised connection."""
+    key = uri if uri.endswith(".db") else f"{uri}\0{token or ''}"
     with _CLIENTS_LOCK:
-        if uri not in _CLIENTS:
+        if key not in _CLIENTS:
             from pymilvus import MilvusClient
 
-            if uri.endswith(".db") and uri not in _CLIENTS:
+            if uri.endswith(".db"):
                 _check_lite_lock(uri)
+            else:
+                _quiet_pymilvus()
+            extra = {} if uri.endswith(".db") else {"grpc_options": _GRPC_OPTIONS}
             try:
-                _CLIENTS[uri] = MilvusClient(uri=uri, token=token or "")
+                _CLIENTS[key] = MilvusClient(uri=uri, token=token or "", timeout=timeout, **extra)
             except Exception as exc:  # pymilvus raises its own exception types
                 hint = ""
                 if uri.endswith(".db") and (holder := lock_holder(Path(uri) / "LOCK")):
@@ -86,8 +133,32 @@ def _client(uri: str, token: str | None):
                 if uri.endswith(".db"):
                     hint = (" (a Milvus Lite file can be opened by one process at a time:"
                             " is another hublab process using it?)")
-                raise HubLabError(f"cannot open Milvus at {uri}: {exc}{hint}") from exc
-        return _CLIENTS[uri]
+                    raise HubLabError(f"cannot open Milvus at {uri}: {exc}{hint}") from exc
+                if _port_answers(uri):
+                    raise InputError(f"the Milvus server at {uri} answers but refused the connection: a wrong or "
+                                     "missing token (the environment variable named by vector_store.token_env, "
+                                     "user:password) or database", field="vector_store.token_env") from None
+                raise InputError(f"no Milvus server answers at {uri} (nothing listening, or not reachable): start "
+                                 "it or fix the URI", field="vector_store.uri") from None
+        return _CLIENTS[key]
+
+
+def content_key(fields: dict[str, Any]) -> tuple:
+    """The tie-break key of a row by content: the exact mirror's (``Mirror.tie_ranks``) for one row."""
+    from hublab.vectorstore.exact import VOLATILE_FIELDS
+
+    return tuple(sorted((k, repr(v)) for k, v in fields.items() if k not in VOLATILE_FIELDS and k != "vector"))
+
+
+def rescore(query: np.ndarray, vectors: np.ndarray, metric: str) -> np.ndarray:
+    """Scores of ``vectors`` for one query as the exact mirror computes them (float64, rounded; L2 negated)."""
+    q, v = as64(query)[0], as64(vectors)
+    if metric == "L2":
+        return round_scores(-((v - q) ** 2).sum(axis=1))
+    if metric == "COSINE":
+        q = q / max(float(np.linalg.norm(q)), 1e-12)
+        v = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
+    return round_scores(v @ q)
 
 
 class MilvusVectorStore(VectorStore):
@@ -101,10 +172,17 @@ class MilvusVectorStore(VectorStore):
     384-d vector). The price: the Lite engine's native filtered search is approximate (HNSW, filter applied during
     the walk: under a selective filter it can return fewer hits than match, tests/vectorstore/test_size_switch.py)
     and its filter evaluation scans the collection per search; a full Milvus server has neither problem and is the
-    store for graphs above the limit (docs/scale.md). ``None`` (default) = no limit."""
+    store for graphs above the limit (docs/scale.md). ``None`` (default) = no limit.
+
+    ``index`` (a server): the vector index collections are created with and searched by (``index_spec``); a
+    collection whose index differs is re-indexed in place (its vectors stay). Native hits are rescored in float64
+    and ordered like the mirror's (rounded score, then the row's content), so a FLAT server gives the mirror's
+    lists. ``timeout_s`` bounds every server call, retries included (pymilvus retries an unreachable server until
+    then): a server that goes away mid-run fails the call with one line naming the URI."""
 
     def __init__(self, uri: str, *, token: str | None = None, exact: str = "auto",
-                 exact_max_vectors: int | None = None) -> None:
+                 exact_max_vectors: int | None = None, index: IndexSpec | None = None,
+                 timeout_s: float | None = 60.0) -> None:
         if exact not in ("auto", "always", "never"):
             raise HubLabError(f"vector_store.exact must be auto, always or never, got {exact!r}")
         if exact_max_vectors is not None and int(exact_max_vectors) < 0:
@@ -112,7 +190,9 @@ class MilvusVectorStore(VectorStore):
         if uri.endswith(".db"):
             Path(uri).parent.mkdir(parents=True, exist_ok=True)
         self.uri = uri
-        self.client = _client(uri, token)
+        self.index = index or IndexSpec()
+        self.timeout = None if uri.endswith(".db") else timeout_s
+        self.client = _client(uri, token, self.timeout)
         self._loaded: set[str] = set()
         self._metric: dict[str, str] = {}
         self.local_file = uri.endswith(".db")
@@ -120,6 +200,7 @@ class MilvusVectorStore(VectorStore):
         self.use_mirror = exact == "always" or (exact == "auto" and self.lite)
         self.exact_max_vectors = None if exact == "always" or exact_max_vectors is None else int(exact_max_vectors)
         self._mirrors: dict[str, object] = {}
+        self._row_cache: dict[str, dict[int, tuple]] = {}  # native search: id → (vector, fields, content key)
         self._mirror_rows: dict[str, int] = {}
         self._too_big: dict[str, bool] = {}  # collection → above exact_max_vectors (decided once per content)
 
@@ -144,30 +225,121 @@ class MilvusVectorStore(VectorStore):
         return not self._too_big[name]
 
     def _changed(self, name: str) -> None:
+        self._row_cache.pop(name, None)
         self._mirrors.pop(name, None)
         self._too_big.pop(name, None)
 
     def _server_is_lite(self) -> bool:
         try:
-            return str(self.client.get_server_version()).startswith("milvus_lite")
+            return str(self.client.get_server_version(timeout=self.timeout)).startswith("milvus_lite")
         except Exception:  # noqa: BLE001 - a server that cannot say is treated as a full Milvus
             return False
 
     def ensure_collection(self, name: str, dim: int, metric: str = "COSINE") -> None:
         metric = metric.upper()
-        if not self.client.has_collection(name):
-            self.client.create_collection(name, dimension=dim, metric_type=metric, auto_id=True,
-                                          enable_dynamic_field=True)
+        if self.local_file:  # Milvus Lite file: quick setup (its index is the Lite engine's own)
+            if not self.client.has_collection(name):
+                self.client.create_collection(name, dimension=dim, metric_type=metric, auto_id=True,
+                                              enable_dynamic_field=True)
+        else:
+            self._server_call(self._ensure_server_collection, name, dim, metric, doing=f"creating collection {name}")
         self._metric[name] = metric
+
+    def _index_params(self, metric: str):
+        params = self.client.prepare_index_params()
+        params.add_index("vector", index_type=self.index.type, metric_type=metric, params=dict(self.index.build))
+        return params
+
+    def _ensure_server_collection(self, name: str, dim: int, metric: str) -> None:
+        """Create ``name`` with this store's index and Session consistency, or re-index an existing collection whose
+        index differs. Session: a search sees every insert this client made before it (pymilvus's quick setup uses
+        Bounded, whose searches may miss the last seconds' inserts); Strong would also see other clients' inserts
+        but waits for the server's next time tick on every search (measured on 2.3.5: 244 ms per search vs. 18 ms
+        Session, 14 ms Bounded; HubLink makes dozens of searches per question)."""
+        from pymilvus import DataType
+
+        t = self.timeout
+        if not self.client.has_collection(name, timeout=t):
+            schema = self.client.create_schema(auto_id=True, enable_dynamic_field=True)
+            schema.add_field("id", DataType.INT64, is_primary=True)
+            schema.add_field("vector", DataType.FLOAT_VECTOR, dim=dim)
+            try:
+                self.client.create_collection(name, schema=schema, index_params=self._index_params(metric),
+                                              consistency_level="Session", timeout=t)
+            except Exception as exc:
+                if "index" not in str(getattr(exc, "message", exc)).lower():
+                    raise  # not a refused index (a lost server, ...): _server_call names the URI
+                # Milvus 2.3.5 creates the collection before it refuses the index: do not leave it without one
+                if self.client.has_collection(name, timeout=t):
+                    self.client.drop_collection(name, timeout=t)
+                raise InputError(f"the Milvus server at {self.uri} refused a {self.index.type} index "
+                                 f"{self.index.as_dict()}: {getattr(exc, 'message', exc)}",
+                                 field="vector_store.index") from None
+            self.client.load_collection(name, timeout=t)
+            self._loaded.add(name)
+            return
+        self._reconcile_index(name, metric)
+
+    def _reconcile_index(self, name: str, metric: str | None) -> None:
+        """Rebuild ``name``'s vector index in place when it differs from ``vector_store.index`` (the vectors stay;
+        a pipeline that changes only the index needs no new embeddings). Checked when a collection is ensured and
+        when it is first loaded in this process (an index built earlier, then searched with other settings)."""
+        if self.lite:  # the Lite engine behind a URI keeps its own index
+            return
+        t = self.timeout
+        try:
+            have = self.client.describe_index(name, "vector", timeout=t) or {}
+        except Exception:  # noqa: BLE001 - no index on the collection (2.3 raises "index not found")
+            have = {}
+        metric = metric or str(have.get("metric_type") or "COSINE").upper()
+        if not self._index_matches(have, metric):
+            import logging
+
+            logging.getLogger(__name__).warning("%s on %s: index %s differs from vector_store.index %s: re-indexing "
+                                                "in place", name, self.uri, have.get("index_type"),
+                                                self.index.as_dict())
+            if have:
+                self.client.release_collection(name, timeout=t)
+                self.client.drop_index(name, str(have.get("index_name") or "vector"), timeout=t)
+            self.client.create_index(name, self._index_params(metric), timeout=t)
+            self.client.load_collection(name, timeout=t)
+            self._loaded.add(name)
+
+    def _index_matches(self, desc: dict[str, Any], metric: str) -> bool:
+        if not desc:
+            return False
+        if str(desc.get("index_type", "")).upper() != self.index.type:
+            return False
+        if str(desc.get("metric_type", metric)).upper() != metric:
+            return False
+        return all(str(desc.get(k)) == str(v) for k, v in self.index.build.items())
+
+    def _read_level(self) -> dict[str, str]:
+        """Session consistency named on every server read: Milvus 2.3.5 answered a search that left the level to the
+        collection's default ~15x slower (~200 ms, like Strong) than one naming Session (14 ms), measured."""
+        return {} if self.local_file else {"consistency_level": "Session"}
+
+    def _server_call(self, fn, *args, doing: str, **kwargs):
+        """``fn`` with pymilvus errors turned into one line naming the URI (``HubLabError``s pass through)."""
+        if self.local_file:
+            return fn(*args, **kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except HubLabError:
+            raise
+        except Exception as exc:  # pymilvus raises MilvusException and grpc errors
+            raise server_error(self.uri, exc, doing) from None
 
     def has_collection(self, name: str) -> bool:
         if self.local_file and name in self._mirrors:
             return True  # a Lite file has one process, this one: only our own drop_collection removes it
-        return bool(self.client.has_collection(name))
+        return bool(self._server_call(self.client.has_collection, name, timeout=self.timeout,
+                                      doing=f"looking up collection {name}"))
 
     def drop_collection(self, name: str) -> None:
-        if self.client.has_collection(name):
-            self.client.drop_collection(name)
+        if self.has_collection(name):
+            self._server_call(self.client.drop_collection, name, timeout=self.timeout,
+                              doing=f"dropping collection {name}")
         self._loaded.discard(name)
         self._changed(name)
 
@@ -203,19 +375,25 @@ class MilvusVectorStore(VectorStore):
         for i in range(0, len(rows), batch):
             data = [dict(r, vector=np.asarray(v, dtype=np.float32).tolist())
                     for r, v in zip(rows[i : i + batch], vectors[i : i + batch], strict=True)]
-            self.client.insert(name, data)
-        self.client.flush(name)
+            self._server_call(self.client.insert, name, data, timeout=self.timeout,
+                              doing=f"inserting into {name}")
+        self._server_call(self.client.flush, name, timeout=self.timeout, doing=f"flushing {name}")
         self._changed(name)
 
     def _ensure_loaded(self, name: str) -> None:
         if name not in self._loaded:
-            self.client.load_collection(name)
+            if not self.local_file:
+                self._server_call(self._reconcile_index, name, None, doing=f"checking the index of {name}")
+            if name in self._loaded:  # re-indexed and loaded
+                return
+            self._server_call(self.client.load_collection, name, timeout=self.timeout,
+                              doing=f"loading collection {name}")
             self._loaded.add(name)
 
     def _metric_of(self, name: str) -> str:
         if name not in self._metric:
             try:
-                desc = self.client.describe_index(name, "vector")
+                desc = self.client.describe_index(name, "vector", timeout=self.timeout)
                 self._metric[name] = str(desc.get("metric_type", "COSINE")).upper()
             except Exception:  # older servers / no index description
                 self._metric[name] = "COSINE"
@@ -239,21 +417,69 @@ class MilvusVectorStore(VectorStore):
         found = self._mirror_search(name, vectors, k, filter)
         if found is not None:
             return self._hits_from_mirror(*found)
+        return self._native_search(name, vectors, int(k), filter or "")
+
+    def _native_search(self, name: str, vectors, k: int, filter: str) -> list[list[SearchHit]]:
+        """Native search, ordered like the mirror: the server finds the hits (ids and float32 scores only), those
+        that can be in the top k (scoring at least the k-th minus the float32 slack) are rescored in float64 from
+        their vectors (``rescore``), rounded, and sorted by score then content (``content_key``). The server is
+        asked for more than ``k`` hits, and again for more while the last one could still tie with the k-th (many
+        HubLink rows share a text, so ties at the cut are common): the k kept are the exact top k of what the index
+        finds, in a portable order. On FLAT that is the mirror's list.
+
+        Vectors and fields come from a per-collection row cache filled by id (``_rows``): HubLink searches the same
+        hubs again and again, and shipping every hit's 384 floats through pymilvus per search cost seconds."""
         self._ensure_loaded(name)
-        res = self.client.search(
-            name, data=[np.asarray(v, dtype=np.float32).tolist() for v in vectors], filter=filter or "",
-            limit=int(k), output_fields=output_fields or ["*"],
-        )
-        sign = -1.0 if self._metric_of(name) in _DISTANCE_METRICS else 1.0
+        metric = self._metric_of(name)
+        sign = -1.0 if metric in _DISTANCE_METRICS else 1.0
+        queries = np.asarray(vectors, dtype=np.float32)
+        found: list[list[tuple[int, float]] | None] = [None] * len(queries)
+        pending = list(range(len(queries)))
+        limit = min(max(2 * k, k + 16), MAX_TOPK)
+        while pending:
+            res = self._server_call(
+                self.client.search, name, data=[queries[i].tolist() for i in pending], filter=filter, limit=limit,
+                output_fields=[], search_params=self.index.search_params(limit), timeout=self.timeout,
+                doing=f"searching {name}", **self._read_level())
+            retry = []
+            for i, hits in zip(pending, res, strict=True):
+                got = sorted(((int(h["id"]), sign * float(h["distance"])) for h in hits), key=lambda x: -x[1])
+                if len(got) >= limit and limit < MAX_TOPK and got[-1][1] >= got[k - 1][1] - 2 * _F32_SLACK:
+                    retry.append(i)  # the k-th score's ties may reach past what was fetched
+                else:
+                    cut = got[k - 1][1] - 2 * _F32_SLACK if len(got) >= k else -np.inf
+                    found[i] = [x for x in got if x[1] >= cut]
+            pending, limit = retry, min(4 * limit, MAX_TOPK)
+        rows = self._rows(name, {hid for hits in found for hid, _ in hits or ()})
         out = []
-        for hits in res:
-            row = []
-            for h in hits:
-                fields = dict(h.get("entity", {}))
-                fields.pop("vector", None)
-                row.append(SearchHit(int(h["id"]), round_score(sign * float(h["distance"])), fields))
-            out.append(row)
+        for i, hits in enumerate(found):
+            ids = [hid for hid, _ in hits or () if hid in rows]
+            if not ids:
+                out.append([])
+                continue
+            scores = rescore(queries[i : i + 1], np.stack([rows[h][0] for h in ids]), metric)
+            order = sorted(range(len(ids)), key=lambda j: (-scores[j], rows[ids[j]][2]))[:k]
+            out.append([SearchHit(ids[j], float(scores[j]), rows[ids[j]][1]) for j in order])
         return out
+
+    def _rows(self, name: str, ids: set[int]) -> dict[int, tuple[np.ndarray, dict[str, Any], tuple]]:
+        """id → (vector, fields, content key) for ``ids``, fetched by id for those not cached yet. The cache holds at
+        most ``_ROW_CACHE_MAX`` rows per collection (emptied when full) and is dropped when this process changes
+        the collection."""
+        cache = self._row_cache.setdefault(name, {})
+        missing = sorted(ids - cache.keys())
+        if len(cache) + len(missing) > _ROW_CACHE_MAX:
+            cache.clear()
+            missing = sorted(ids)
+        for start in range(0, len(missing), 4000):
+            chunk = missing[start : start + 4000]
+            got = self._server_call(self.client.query, name, filter=f"id in {chunk}", output_fields=["*", "vector"],
+                                    limit=len(chunk), timeout=self.timeout, doing=f"fetching rows of {name}",
+                                    **self._read_level())
+            for r in got:
+                fields = {key: v for key, v in r.items() if key != "vector"}
+                cache[int(r["id"])] = (np.asarray(r["vector"], dtype=np.float32), fields, content_key(fields))
+        return {i: cache[i] for i in ids if i in cache}
 
     def search_arrays(self, name, vectors, k, *, filter="", output_fields) -> list[HitArrays]:
         """Through the mirror: positions → ids, scores and the requested field columns by fancy indexing (no
@@ -282,17 +508,20 @@ class MilvusVectorStore(VectorStore):
 
     def query(self, name, *, filter, output_fields=None, limit=16384) -> list[dict[str, Any]]:
         self._ensure_loaded(name)
-        rows = self.client.query(name, filter=filter, output_fields=output_fields or ["*"], limit=limit)
+        rows = self._server_call(self.client.query, name, filter=filter, output_fields=output_fields or ["*"],
+                                 limit=limit, timeout=self.timeout, doing=f"querying {name}", **self._read_level())
         return [{k: v for k, v in r.items() if k != "vector"} for r in rows]
 
     def delete(self, name, *, filter) -> None:
-        self.client.delete(name, filter=filter)
-        self.client.flush(name)
+        self._server_call(self.client.delete, name, filter=filter, timeout=self.timeout,
+                          doing=f"deleting from {name}")
+        self._server_call(self.client.flush, name, timeout=self.timeout, doing=f"flushing {name}")
         self._changed(name)
 
     def count(self, name: str) -> int:
         self._ensure_loaded(name)
-        res = self.client.query(name, filter="", output_fields=["count(*)"])
+        res = self._server_call(self.client.query, name, filter="", output_fields=["count(*)"],
+                                timeout=self.timeout, doing=f"counting {name}", **self._read_level())
         return int(res[0]["count(*)"]) if res else 0
 
     def close(self) -> None:
