@@ -1,7 +1,8 @@
 """A dense index over retrieval units: the configured vector store (Milvus) when there is one, else numpy.
 
-The store holds each unit's position and the corpus content hash; units themselves are rebuilt from the
-graph, so re-indexing is skipped when the collection already carries the same hash (incremental runs).
+The store holds each unit's position and the corpus content hash (unit keys and texts, the embedder's vectors and
+the metric); units themselves are rebuilt from the graph, so re-indexing is skipped when the collection already
+carries the same hash (incremental runs).
 """
 
 from __future__ import annotations
@@ -42,7 +43,9 @@ class DenseIndex:
         self.store = resources.vector_store
         self.units = units
         self.metric = metric_name(metric)
-        self.hash = content_hash((u.key for u in units), self.embedder.vectors_id, self.metric)
+        # keys *and* texts: one unit key can have several texts (VSS node documents with or without relations,
+        # ``add_rel``), and a collection built from other texts must be rebuilt, not searched
+        self.hash = content_hash((f"{u.key}\x02{u.text}" for u in units), self.embedder.vectors_id, self.metric)
         self.collection = collection_name(prefix, resources.index_name or resources.graph.name, self.metric.lower())
         self._matrix: np.ndarray | None = None
         self._ready = False
