@@ -81,8 +81,10 @@ def stop_group(proc: subprocess.Popen, timeout: float = 30) -> None:
 def _server_answers(uri: str, token: str) -> bool:
     from pymilvus import MilvusClient
 
+    from hublab.vectorstore.milvus import GRPC_OPTIONS  # no idle keepalive pings (2.3.5 answers GOAWAY)
+
     try:
-        client = MilvusClient(uri=uri, token=token, timeout=5)
+        client = MilvusClient(uri=uri, token=token, timeout=5, grpc_options=GRPC_OPTIONS)
     except Exception:  # noqa: BLE001 - not up yet
         return False
     try:

@@ -23,10 +23,10 @@ from hublab.vectorstore.index_spec import IndexSpec
 _DISTANCE_METRICS = {"L2"}
 _CLIENTS: dict[str, Any] = {}
 _CLIENTS_LOCK = threading.Lock()
-#: pymilvus 3 sends gRPC keepalive pings every 10 s (also without calls in flight). The Milvus 2.3.5 standalone
-#: server answered them with GOAWAY "too_many_pings" during the GV3 test's long calls on a loaded machine (gRPC logs
-#: it to stderr; calls in flight on that connection fail and are retried): ping every 5 min, only during calls.
-_GRPC_OPTIONS = {"grpc.keepalive_time_ms": 300_000, "grpc.keepalive_permit_without_calls": False}
+#: pymilvus 3 sends gRPC keepalive pings every 10 s, also on an idle connection. The Milvus 2.3.5 standalone server
+#: answered them with GOAWAY "too_many_pings" (seen in the GV3 test on idle connections; gRPC logs it to stderr and
+#: the connection is re-established): ping every 5 min, only during calls.
+GRPC_OPTIONS = {"grpc.keepalive_time_ms": 300_000, "grpc.keepalive_permit_without_calls": False}
 #: Milvus's largest search limit (topk), the same in 2.3 and 2.4/2.5.
 MAX_TOPK = 16384
 #: Native hits are rescored in float64; the server's float32 scores differ from those by less than this, so a
@@ -122,7 +122,7 @@ def _client(uri: str, token: str | None, timeout: float | None = None):
                 _check_lite_lock(uri)
             else:
                 _quiet_pymilvus()
-            extra = {} if uri.endswith(".db") else {"grpc_options": _GRPC_OPTIONS}
+            extra = {} if uri.endswith(".db") else {"grpc_options": GRPC_OPTIONS}
             try:
                 _CLIENTS[key] = MilvusClient(uri=uri, token=token or "", timeout=timeout, **extra)
             except Exception as exc:  # pymilvus raises its own exception types
