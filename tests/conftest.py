@@ -154,14 +154,17 @@ def make_project(root: Path, shared: Path, graph, pairs, monkeypatch, *, mlflow_
     return root
 
 
-def small_gv3_project(root: Path, shared: Path, kg, monkeypatch, *, min_papers: int = 0) -> Path:
-    """``make_project`` on a small slice of the GV3 export: the first 5 GV3 questions with at most two golden
-    triples, the papers their golden triples belong to (padded with other papers up to ``min_papers``)."""
+def small_gv3_project(root: Path, shared: Path, kg, monkeypatch, *, min_papers: int = 0, n_questions: int = 5,
+                      max_golden: int = 2) -> Path:
+    """``make_project`` on a small slice of the GV3 export: the first ``n_questions`` GV3 questions with at most
+    ``max_golden`` golden triples, the papers their golden triples belong to (padded with other papers up to
+    ``min_papers``)."""
     from hublab.datasets.kgqa_csv import load_kgqa_csv
     from hublab.graph.model import parse_triple_string
     from hublab.graph.rdf import RdfKnowledgeGraph
 
-    pairs = [p for p in load_kgqa_csv(shared / "data/kgqa/flat_distributed.csv") if len(p.golden_triples) <= 2][:5]
+    pairs = [p for p in load_kgqa_csv(shared / "data/kgqa/flat_distributed.csv")
+             if len(p.golden_triples) <= max_golden][:n_questions]
     papers: list[str] = []
     for p in pairs:
         for t in p.golden_triples:
