@@ -80,7 +80,7 @@ def test_compare_logs_one_parent_with_a_child_per_method_and_per_thesis_method(p
     for _ in range(2):
         res = CliRunner().invoke(app, args)
         assert res.exit_code == 0, res.output
-        outs.append(json.loads(res.output[res.output.index("{"):]))
+        outs.append(json.JSONDecoder().raw_decode(res.output[res.output.index("{"):])[0])
     parent_id = outs[0]["mlflow_comparison_run"]
     assert outs[1]["mlflow_comparison_run"] == parent_id  # the same comparison: the same parent
     client = MlflowClient(tracking_uri(project))

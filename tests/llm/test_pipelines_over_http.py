@@ -94,7 +94,8 @@ def test_pipeline_runs_over_http(name, small_project: Path, llama_server, monkey
                                    "--dataset", "gv3_orkg", "--no-carbon", "--experiment", f"http-{name}",
                                    "--llm-base-url", llama_server, "--llm-model", "gemma3-270m", "--json"])
     assert res.exit_code == 0, (res.output[-3000:], res.exception)
-    out = json.loads(res.output[res.output.index("{"):])
+    # the --json document; log lines (stderr, mixed in by CliRunner) may precede or follow it
+    out, _ = json.JSONDecoder().raw_decode(res.output[res.output.index("{"):])
     m = out["metrics"]
     assert out["n_questions"] == 1
     assert m["llm_tokens"] > 0, f"{name}: no LLM tokens counted — were calls made over HTTP?"

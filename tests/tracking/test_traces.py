@@ -54,7 +54,7 @@ def _run(project: Path, monkeypatch, *args: str) -> dict:
     res = CliRunner().invoke(app, ["run", *args, "--graph", "gv3_orkg", "--dataset", "gv3_orkg", "--no-carbon",
                                    "--json"])
     assert res.exit_code == 0, (res.output[-3000:], res.exception)
-    return json.loads(res.output[res.output.index("{"):])
+    return json.JSONDecoder().raw_decode(res.output[res.output.index("{"):])[0]  # log lines may follow
 
 
 def _traces(project: Path, run_id: str):

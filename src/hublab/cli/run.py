@@ -121,11 +121,14 @@ def _estimate(cfg, st, graph: str, dataset: str, limit: int | None):
     """The run's LLM estimate for its number of questions (the dataset was read by the check already)."""
     from hublab.datasets.catalog import load_dataset
     from hublab.llm.estimate import estimate
+    from hublab.preflight import llm_endpoints
     from hublab.tracking.mlflow_log import tracking_uri
+    from hublab.tracking.run_lookup import measured_tokens
 
     n = len(load_dataset(st, dataset))
-    return estimate(cfg, min(n, limit) if limit else n, thesis_dir=st.path("thesis_results"), graph=graph,
-                    dataset=dataset, tracking_uri=tracking_uri(st.root))
+    uses_llm = bool(llm_endpoints(cfg)) or cfg.llm.get("backend") == "llamacpp"
+    measured = measured_tokens(cfg, graph, dataset, tracking_uri(st.root)) if uses_llm else None
+    return estimate(cfg, min(n, limit) if limit else n, thesis_dir=st.path("thesis_results"), measured=measured)
 
 
 @app.command("index", cls=StrictCommand)

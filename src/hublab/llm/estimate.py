@@ -69,27 +69,10 @@ class Estimate:
                 "counted in advance (the thesis reports tokens only)")
 
 
-def measured_tokens(cfg: Any, graph: str, dataset: str, tracking_uri: str) -> float | None:
-    """Mean LLM tokens per question of the latest MLflow run of this exact configuration, if any. A sqlite store
-    that does not exist yet is not created (an estimate writes nothing)."""
-    if tracking_uri.startswith("sqlite:///") and not Path(tracking_uri[len("sqlite:///"):]).is_file():
-        return None
-    try:
-        from mlflow import MlflowClient
-
-        client = MlflowClient(tracking_uri)
-        exps = [e.experiment_id for e in client.search_experiments()]
-        runs = client.search_runs(exps, max_results=1, order_by=["attributes.start_time DESC"],
-                                  filter_string=f"params.config_hash = '{cfg.config_hash(graph, dataset)}' "
-                                                "and metrics.llm_tokens > 0")
-    except Exception:  # noqa: BLE001 - an unreachable or unreadable store: the thesis figure stands in
-        return None
-    return float(runs[0].data.metrics["llm_tokens"]) if runs else None
-
-
-def estimate(cfg: Any, n_questions: int, *, thesis_dir: Path, graph: str | None = None,
-             dataset: str | None = None, tracking_uri: str | None = None) -> Estimate:
-    """The run's estimate: its own measurement (with ``graph``, ``dataset`` and a store), else the thesis's."""
+def estimate(cfg: Any, n_questions: int, *, thesis_dir: Path, measured: float | None = None) -> Estimate:
+    """The run's estimate: its own measurement (``measured``: tokens per question of this configuration's last
+    run, looked up by the caller in the tracking store: :func:`hublab.tracking.run_lookup.measured_tokens`), else the
+    thesis's."""
     from hublab.preflight import llm_endpoints
 
     eps = llm_endpoints(cfg)
@@ -101,9 +84,8 @@ def estimate(cfg: Any, n_questions: int, *, thesis_dir: Path, graph: str | None 
         model, price = f"{cfg.llm.get('model', 'gemma3-270m')} (embedded llama.cpp)", None
     else:
         return Estimate(n_questions, None, "", None, (0.0, 0.0))
-    own = measured_tokens(cfg, graph, dataset, tracking_uri) if graph and dataset and tracking_uri else None
-    if own is not None:
-        return Estimate(n_questions, own, "this configuration's last run", model, price)
+    if measured is not None:
+        return Estimate(n_questions, measured, "this configuration's last run", model, price)
     row = thesis_row(cfg)
     per_q = thesis_tokens(thesis_dir).get(row) if row else None
     source = f"thesis, {row} on GV1" if per_q is not None else f"the thesis has no figure for {cfg.retriever_type}"
