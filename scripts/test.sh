@@ -10,7 +10,8 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 MLFLOW_DISABLE_TELEMETRY=true RAG
   DO_NOT_TRACK=true DVC_NO_ANALYTICS=1 TOKENIZERS_PARALLELISM=false
 # this checkout's code first (a worktree sharing another checkout's .venv tests its own src/)
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
-args=()
+# the slowest tests, slowest first, after every run: where the suite's time goes (#19)
+args=(--durations=30 --durations-min=5)
 for a in "$@"; do
   if [ "$a" = "--fast" ]; then args+=(-m "not slow"); else args+=("$a"); fi
 done
