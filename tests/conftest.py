@@ -129,6 +129,60 @@ def migrated_mlflow_store() -> Path:
     return _MLFLOW_TEMPLATE[0]
 
 
+def shared_params_project(root: Path, shared: Path, monkeypatch, *, mlflow_store: bool = False) -> Path:
+    """A project in ``root`` that has only the repo's params.yaml with its ``../shared`` paths pointing at
+    ``shared`` (nothing built), as the current directory and HUBLAB_ROOT; ``mlflow_store``: with a copy of the
+    session's migrated, empty MLflow store."""
+    import shutil
+
+    import yaml
+
+    from hublab.config import _load_params
+
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    for key, val in params["paths"].items():
+        if isinstance(val, str) and val.startswith("../shared"):
+            params["paths"][key] = str(shared) + val[len("../shared"):]
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "params.yaml").write_text(yaml.safe_dump(params))
+    if mlflow_store:
+        (root / "mlruns").mkdir(exist_ok=True)
+        shutil.copyfile(migrated_mlflow_store(), root / "mlruns" / "mlflow.db")
+    monkeypatch.setenv("HUBLAB_ROOT", str(root))
+    monkeypatch.chdir(root)
+    _load_params.cache_clear()
+    return root
+
+
+def invoke_cli(args: list[str], env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    """``hublab ARGS`` in-process as the console script would end: (exit code, stdout, stderr), where a HubLabError
+    becomes exit code 2 and its ``error:`` lines on stderr (``hublab.cli.report``); any other exception is raised."""
+    import io
+
+    from typer.testing import CliRunner
+
+    from hublab.cli import app, report
+    from hublab.errors import HubLabError
+
+    res = CliRunner().invoke(app, args, env=env)
+    err, code = res.stderr, res.exit_code
+    if isinstance(res.exception, HubLabError):
+        buf = io.StringIO()
+        report(res.exception, buf)
+        err, code = err + buf.getvalue(), 2
+    elif res.exception is not None and not isinstance(res.exception, SystemExit):
+        raise res.exception
+    return code, res.stdout, err
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Remove the session's MLflow store template (``migrated_mlflow_store``): a temp dir per session otherwise."""
+    import shutil
+
+    for db in _MLFLOW_TEMPLATE:
+        shutil.rmtree(db.parents[1], ignore_errors=True)
+
+
 def make_project(root: Path, shared: Path, graph, pairs, monkeypatch, *, mlflow_store: bool = True) -> Path:
     """A throwaway HubLab project: params.yaml from the repo's (paths inside ``root``), the graph as the
     gv3_orkg snapshot and ``pairs`` as the gv3_orkg dataset; HUBLAB_ROOT points at it. ``mlflow_store``: start

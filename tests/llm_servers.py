@@ -12,23 +12,17 @@ from __future__ import annotations
 
 import contextlib
 import json
-import socket
 import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from local_procs import free_port
 from real_parts import need_module
 
 MODES = ("ok", "500", "hang", "malformed", "reject_param", "bad_request")
 UNSUPPORTED_TEMPERATURE = "Unsupported parameter: 'temperature' is not supported with this model."
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def closed_port_url() -> str:

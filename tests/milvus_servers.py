@@ -24,8 +24,6 @@ ports.
 from __future__ import annotations
 
 import os
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -34,6 +32,7 @@ from pathlib import Path
 
 import pytest
 
+from local_procs import free_port, stop_group
 from real_parts import need_executable
 
 BIN = Path(sys.executable).parent
@@ -41,12 +40,6 @@ MILVUS_SERVER = BIN / "milvus-server"
 MILVUS_LITE = BIN / "milvus-lite"
 TOKEN = "root:Milvus"  # Milvus's default root credentials
 TOKEN_ENV = "HUBLAB_TEST_MILVUS_TOKEN"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass
@@ -59,23 +52,6 @@ class MilvusServer:
 
     def stop(self, timeout: float = 30) -> None:
         stop_group(self.proc, timeout)
-
-
-def stop_group(proc: subprocess.Popen, timeout: float = 30) -> None:
-    """SIGTERM to the process group, SIGKILL to what is left after ``timeout`` s."""
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        pass
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)  # the forked server may outlive the wrapper
-    except ProcessLookupError:
-        pass
-    proc.wait(timeout=10)
 
 
 def _server_answers(uri: str, token: str) -> bool:

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -25,17 +23,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from local_procs import free_port, stop_group
+
 REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "src"
 MLFLOW = Path(sys.executable).parent / "mlflow"
 GRAPH = "gv3_orkg"
 N_PAPERS = 10
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass
@@ -80,20 +74,8 @@ def start_mlflow_server(base: Path, *, timeout: float = 120) -> MlflowServer:
 
 
 def stop_mlflow_server(server: MlflowServer) -> None:
-    """SIGTERM to the server's process group, SIGKILL after 15 s."""
-    try:
-        os.killpg(server.proc.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    try:
-        server.proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        os.killpg(server.proc.pid, signal.SIGKILL)
-        server.proc.wait()
-    try:  # uvicorn workers left behind by the parent
-        os.killpg(server.proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+    """Stop the server and its uvicorn workers (its process group)."""
+    stop_group(server.proc, timeout=15)
 
 
 # ------------------------------------------------------------------ a small real project

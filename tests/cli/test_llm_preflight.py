@@ -4,17 +4,16 @@ prints the run's token and cost estimate from the thesis's figure for the method
 
 from __future__ import annotations
 
-import io
 import json
 import shutil
-import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-import yaml
+
+from local_procs import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -22,50 +21,26 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.fixture()
 def project(tmp_path, shared, monkeypatch) -> Path:
     """A project that has only params.yaml (paths into ../shared) and the shipped pipelines: nothing built."""
-    from hublab.config import _load_params
+    from conftest import shared_params_project
 
-    params = yaml.safe_load((REPO / "params.yaml").read_text())
-    for key, val in params["paths"].items():
-        if isinstance(val, str) and val.startswith("../shared"):
-            params["paths"][key] = str(shared) + val[len("../shared"):]
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    shared_params_project(tmp_path, shared, monkeypatch)
     shutil.copytree(REPO / "pipelines", tmp_path / "pipelines")
-    monkeypatch.setenv("HUBLAB_ROOT", str(tmp_path))
-    monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    _load_params.cache_clear()
     return tmp_path
 
 
 def hublab(*args: str) -> tuple[int, str, str, float]:
     """``hublab ARGS`` in-process: (exit code, stdout, stderr with the ``error:`` lines, seconds)."""
-    from typer.testing import CliRunner
-
-    from hublab.cli import app, report
-    from hublab.errors import HubLabError
+    from conftest import invoke_cli
 
     t0 = time.perf_counter()
-    res = CliRunner().invoke(app, list(args))
-    elapsed = time.perf_counter() - t0
-    err, code = res.stderr, res.exit_code
-    if isinstance(res.exception, HubLabError):
-        buf = io.StringIO()
-        report(res.exception, buf)
-        err, code = err + buf.getvalue(), 2
-    elif res.exception is not None and not isinstance(res.exception, SystemExit):
-        raise res.exception
-    return code, res.stdout, err, elapsed
+    code, out, err = invoke_cli(list(args))
+    return code, out, err, time.perf_counter() - t0
 
 
 def run_args(shared: Path, pipeline: str, *extra: str) -> list[str]:
     return ["run", f"pipelines/{pipeline}.yaml", "--graph", "gv1", "--dataset",
             str(shared / "data/kgqa/reduced_deep_distributed.csv"), "--no-carbon", *extra]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class ModelsServer:

@@ -3,11 +3,9 @@ adds nothing; a registered set feeds ``mlflow.genai.evaluate`` as it is."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
-import yaml
 
 from hublab.evaluation import names
 from hublab.mlflow_eval import retrieval_scorers
@@ -20,20 +18,9 @@ pytestmark = pytest.mark.slow  # an MLflow store and an evaluation
 
 @pytest.fixture()
 def project(tmp_path, shared, monkeypatch) -> Path:
-    from conftest import migrated_mlflow_store
-    from hublab.config import _load_params
+    from conftest import shared_params_project
 
-    params = yaml.safe_load((REPO / "params.yaml").read_text())
-    for key, val in params["paths"].items():
-        if isinstance(val, str) and val.startswith("../shared"):
-            params["paths"][key] = str(shared) + val[len("../shared"):]
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
-    (tmp_path / "mlruns").mkdir()
-    shutil.copyfile(migrated_mlflow_store(), tmp_path / "mlruns" / "mlflow.db")
-    monkeypatch.setenv("HUBLAB_ROOT", str(tmp_path))
-    monkeypatch.chdir(tmp_path)
-    _load_params.cache_clear()
-    return tmp_path
+    return shared_params_project(tmp_path, shared, monkeypatch, mlflow_store=True)
 
 
 def _register(*args: str) -> str:

@@ -12,7 +12,8 @@ import pytest
 from hublab.errors import HubLabError, InputError
 from hublab.vectorstore.factory import build_vector_store
 from hublab.vectorstore.milvus import MilvusVectorStore
-from milvus_servers import free_port, start_milvus_server
+from local_procs import free_port
+from milvus_servers import start_milvus_server
 
 
 def _one_line(err: BaseException, *words: str) -> str:

@@ -9,7 +9,6 @@ the cases."""
 from __future__ import annotations
 
 import fcntl
-import io
 import os
 import shutil
 import socket
@@ -49,20 +48,10 @@ def project(base: Path, tmp_path: Path, monkeypatch) -> Path:
 
 def invoke(args: list[str], env: dict[str, str] | None = None) -> tuple[int, str]:
     """``hublab ARGS`` in-process: (exit code, stdout + stderr) as the console script would give them."""
-    from typer.testing import CliRunner
+    from conftest import invoke_cli
 
-    from hublab.cli import app, report
-    from hublab.errors import HubLabError
-
-    res = CliRunner().invoke(app, args, env=env)
-    out, code = res.output, res.exit_code
-    if isinstance(res.exception, HubLabError):
-        buf = io.StringIO()
-        report(res.exception, buf)
-        out, code = out + buf.getvalue(), 2
-    elif res.exception is not None and not isinstance(res.exception, SystemExit):
-        raise res.exception
-    return code, out
+    code, out, err = invoke_cli(args, env)
+    return code, out + err
 
 
 def _yaml(p: Path, text: str) -> str:
