@@ -168,10 +168,18 @@ class LLMEndpoint:
 
 def llm_endpoints(cfg: Any) -> list[LLMEndpoint]:
     """The distinct OpenAI-compatible LLMs a run of ``cfg`` calls (after the ``--llm-base-url`` override): the
-    pipeline's, an enabled pipe's own, and the judge of the generation metrics."""
+    pipeline's (when the retriever class ``uses_llm`` or an enabled pipe has no LLM of its own), an enabled pipe's
+    own, and the judge of the generation metrics. A configured LLM nothing calls needs no key and costs nothing."""
     from hublab.llm.requests import is_openai_endpoint
+    from hublab.retrievers.registry import get_retriever_class
 
-    sections = [("llm", cfg.llm)]
+    pipes = [getattr(cfg, pipe) for pipe in ("pre_retrieval", "post_retrieval", "generation")]
+    try:
+        top_used = get_retriever_class(cfg.retriever_type).uses_llm
+    except Exception:  # noqa: BLE001 - an unknown retriever is reported by the config check; assume it calls
+        top_used = True
+    top_used = top_used or any(p.get("enabled") and not p.get("llm") for p in pipes)
+    sections = [("llm", cfg.llm)] if top_used else []
     for pipe in ("pre_retrieval", "post_retrieval", "generation"):
         section = getattr(cfg, pipe)
         if section.get("enabled") and section.get("llm"):

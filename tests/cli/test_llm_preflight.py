@@ -12,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+import yaml
 
 from local_procs import free_port
 
@@ -186,3 +187,27 @@ def test_dry_run_prefers_this_configurations_own_measurement(project, shared):
     code, out, err, _ = hublab(*run_args(shared, "difar", "--dry-run", "--limit", "10"))
     assert code == 0, err
     assert "10 questions × 1,234 tokens/question (this configuration's last run) = 12,340 tokens on gpt-4o-mini" in out
+
+
+def test_an_llm_nothing_calls_needs_no_key(project, shared):
+    """DiFaR's retriever makes no LLM call: with its generation pipe off, the pipeline's ``openai`` LLM is never
+    called, so the run needs no key and its estimate is LLM-free; with the pipe on (no LLM of its own) it is used."""
+    from hublab.pipeline.config import load_pipeline
+    from hublab.preflight import llm_endpoints
+
+    cfg = yaml.safe_load((project / "pipelines/difar.yaml").read_text())
+    cfg["generation"] = {"enabled": False}
+    (project / "pipelines/difar_nogen.yaml").write_text(yaml.safe_dump(cfg))
+    assert llm_endpoints(load_pipeline(project / "pipelines/difar_nogen.yaml")) == []
+    assert [e.field for e in llm_endpoints(load_pipeline(project / "pipelines/difar.yaml"))] == ["llm"]
+    assert [e.field for e in llm_endpoints(load_pipeline(project / "pipelines/hublink.yaml"))] == ["llm"]
+    code, out, err, _ = hublab(*run_args(shared, "difar_nogen", "--dry-run"))
+    assert code == 0 and "LLM-free pipeline" in out, (out, err)
+
+
+def test_an_input_price_alone_bounds_the_cost():
+    from hublab.llm.estimate import Estimate
+
+    line = Estimate(10, 1000.0, "thesis", "my-model", (0.5, 0.0)).line()
+    assert "cost ≈ $0.01" in line and "at most $0.01" in line and "no price" not in line
+    assert "cost $0 (no price" in Estimate(10, 1000.0, "thesis", "my-model", (0.0, 0.0)).line()

@@ -60,6 +60,23 @@ def test_register_is_versioned_by_content_and_feeds_evaluate(project):
     assert result.metrics[f"{names.RECALL}/mean"] == pytest.approx((1 + 0.5 + 0.5) / 3, abs=0.01)
 
 
+def test_an_incomplete_registration_is_registered_again(project):
+    """A set whose records never all arrived (an earlier registration failed half-way) is not "unchanged": it is
+    deleted and registered again, complete."""
+    from mlflow.genai.datasets import create_dataset, search_datasets
+
+    from hublab.mlflow_eval.data import load_questions
+    from hublab.mlflow_eval.register import digest, records
+
+    name = f"my_questions@{digest(records(load_questions(str(EXAMPLE)), 'gv3_orkg'))}"
+    broken = create_dataset(name=name, tags={"kgqa_set": "my_questions"})  # created, records never merged
+    out = _register("--dataset", str(EXAMPLE), "--graph", "gv3_orkg")
+    assert out.startswith(f"registered: {name}") and "(3 questions" in out
+    (ds,) = search_datasets(filter_string=f"name = '{name}'")
+    assert ds.dataset_id != broken.dataset_id and ds.tags["complete"] == "true" and len(ds.to_df()) == 3
+    assert _register("--dataset", str(EXAMPLE), "--graph", "gv3_orkg").startswith("unchanged: ")
+
+
 def test_a_file_needs_its_graph(project):
     from typer.testing import CliRunner
 

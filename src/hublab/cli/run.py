@@ -121,13 +121,17 @@ def _estimate(cfg, st, graph: str, dataset: str, limit: int | None):
     """The run's LLM estimate for its number of questions (the dataset was read by the check already)."""
     from hublab.datasets.catalog import load_dataset
     from hublab.llm.estimate import estimate
-    from hublab.preflight import llm_endpoints
+    from hublab.preflight import bound_tracking_retries, llm_endpoints, tracking_problem
     from hublab.tracking.mlflow_log import tracking_uri
     from hublab.tracking.run_lookup import measured_tokens
 
     n = len(load_dataset(st, dataset))
     uses_llm = bool(llm_endpoints(cfg)) or cfg.llm.get("backend") == "llamacpp"
-    measured = measured_tokens(cfg, graph, dataset, tracking_uri(st.root)) if uses_llm else None
+    measured = None
+    # a store that does not answer gives no measurement in seconds, not after MLflow's minutes of retries
+    if uses_llm and tracking_problem(st.root) is None:
+        bound_tracking_retries()
+        measured = measured_tokens(cfg, graph, dataset, tracking_uri(st.root))
     return estimate(cfg, min(n, limit) if limit else n, thesis_dir=st.path("thesis_results"), measured=measured)
 
 

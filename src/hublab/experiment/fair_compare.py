@@ -363,6 +363,8 @@ def log_mlflow(root: Path, rows: list[Row], files: list[Path], *, bound: int = B
                 metrics[f"{m}_ci_low"], metrics[f"{m}_ci_high"] = (round(x, ROUND) for x in r.ci[m])
             if r.p_value is not None:
                 metrics["p_value_vs_best"] = round(r.p_value, ROUND)
+            if r.p_vs_default is not None:
+                metrics["p_value_tuned_vs_default"] = round(r.p_vs_default, ROUND)
             if r.thesis_map is not None:
                 metrics["thesis_map_at_10_triples"] = round(r.thesis_map, ROUND)
             tags = {"config": r.config, "method": r.method, "graph": r.graph, "subset": r.subset,

@@ -62,6 +62,7 @@ class Estimate:
             cost = "$0 (an in-process model)"
         else:
             low, high = (self.tokens * p / 1e6 for p in self.price)
+            high = max(low, high)  # an input price alone still bounds the cost
             cost = (f"≈ ${low:,.2f} (all tokens at the input price, as the thesis's llm_cost; at most ${high:,.2f})"
                     if high else "$0 (no price for this endpoint; set llm.price_input_per_1m to estimate)")
         return (f"estimate: {self.n_questions} questions × {self.tokens_per_question:,.0f} tokens/question "

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from dataclasses import dataclass
 from typing import Any
 
 from hublab.datasets.model import QAPair
 from hublab.mlflow_eval.scorers import GOLDEN_KEY
+
+log = logging.getLogger(__name__)
 
 #: QAPair fields carried as record tags: the thesis's breakdowns (Tables 10.2-10.6)
 SLICES = ("hops", "use_case", "retrieval_operation", "semi_typed")
@@ -48,17 +51,27 @@ class Registered:
 
 
 def register(kgqa_set: str, pairs: list[QAPair], graph: str, *, experiment_id: str | None = None) -> Registered:
-    """Register one KGQA set in the current MLflow tracking store (nothing new if this content is there)."""
-    from mlflow.genai.datasets import create_dataset, search_datasets
+    """Register one KGQA set in the current MLflow tracking store (nothing new if this content is there). A set is
+    tagged ``complete`` only after all its records are in: one left incomplete by a failed earlier registration is
+    deleted and registered again, never reported as "unchanged"."""
+    from mlflow.genai.datasets import create_dataset, delete_dataset, search_datasets, set_dataset_tags
 
     recs = records(pairs, graph)
     dig = digest(recs)
     name = f"{kgqa_set}@{dig}"
-    found = search_datasets(filter_string=f"name = '{name}'", max_results=1)
-    if found:
-        return Registered(name, found[0].dataset_id, False, len(recs))
+    for found in search_datasets(filter_string=f"name = '{name}'"):
+        if (found.tags or {}).get("complete") == "true":
+            return Registered(name, found.dataset_id, False, len(recs))
+        log.warning("MLflow dataset %s (%s) is incomplete (an earlier registration failed): registering it again",
+                    name, found.dataset_id)
+        delete_dataset(dataset_id=found.dataset_id)
     ds = create_dataset(name=name, experiment_id=experiment_id,
                         tags={"kgqa_set": kgqa_set, "digest": dig, "graph": graph,
                               "n_questions": str(len(recs))})
-    ds.merge_records(recs)
+    try:
+        ds.merge_records(recs)
+    except BaseException:
+        delete_dataset(dataset_id=ds.dataset_id)
+        raise
+    set_dataset_tags(ds.dataset_id, {"complete": "true"})
     return Registered(name, ds.dataset_id, True, len(recs))

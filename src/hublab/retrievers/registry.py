@@ -2,7 +2,8 @@
 one method, and its name is the pipeline's ``retriever.type``. Adding a method is adding a file.
 
 The facts a method's class declares (``thesis_name``, ``uses_llm``, ``default_pipeline``, ``prompts``) are read
-here by reports, tuning and tracking, so none of them keeps its own list of methods.
+through here by reports, tuning, tracking and the LLM preflight (``uses_llm``: whether the pipeline's LLM is
+called at all), so none of them keeps its own list of methods.
 
 Modules are imported lazily, so a pipeline loads only the method it uses (and its heavy dependencies).
 """

@@ -88,7 +88,8 @@ def _port_answers(uri: str) -> bool:
 
     parts = urlsplit(uri if "://" in uri else f"http://{uri}")
     try:
-        with socket.create_connection((parts.hostname or "localhost", parts.port or 19530), timeout=3):
+        port = parts.port or (443 if parts.scheme == "https" else 19530)  # pymilvus's defaults
+        with socket.create_connection((parts.hostname or "localhost", port), timeout=3):
             return True
     except OSError:
         return False
@@ -134,12 +135,14 @@ def _client(uri: str, token: str | None, timeout: float | None = None):
                     hint = (" (a Milvus Lite file can be opened by one process at a time:"
                             " is another hublab process using it?)")
                     raise HubLabError(f"cannot open Milvus at {uri}: {exc}{hint}") from exc
+                said = " ".join(str(getattr(exc, "message", None) or exc).split())[:200]  # pymilvus's own reason
                 if _port_answers(uri):
-                    raise InputError(f"the Milvus server at {uri} answers but refused the connection: a wrong or "
-                                     "missing token (the environment variable named by vector_store.token_env, "
-                                     "user:password) or database", field="vector_store.token_env") from None
-                raise InputError(f"no Milvus server answers at {uri} (nothing listening, or not reachable): start "
-                                 "it or fix the URI", field="vector_store.uri") from None
+                    raise InputError(f"the Milvus server at {uri} answers but refused the connection ({said}): a "
+                                     "wrong or missing token (the environment variable named by "
+                                     "vector_store.token_env, user:password), database or TLS setting",
+                                     field="vector_store.token_env") from None
+                raise InputError(f"no Milvus server answers at {uri} (nothing listening, or not reachable; {said}): "
+                                 "start it or fix the URI", field="vector_store.uri") from None
         return _CLIENTS[key]
 
 
@@ -287,10 +290,9 @@ class MilvusVectorStore(VectorStore):
         if self.lite:  # the Lite engine behind a URI keeps its own index
             return
         t = self.timeout
-        try:
-            have = self.client.describe_index(name, "vector", timeout=t) or {}
-        except Exception:  # noqa: BLE001 - no index on the collection (2.3 raises "index not found")
-            have = {}
+        # pymilvus answers None for a collection without an index; anything else that fails is the server's error
+        have = self._server_call(self.client.describe_index, name, "vector", timeout=t,
+                                 doing=f"checking the index of {name}") or {}
         metric = metric or str(have.get("metric_type") or "COSINE").upper()
         if not self._index_matches(have, metric):
             import logging
@@ -391,12 +393,14 @@ class MilvusVectorStore(VectorStore):
             self._loaded.add(name)
 
     def _metric_of(self, name: str) -> str:
+        """The collection's metric, as its index says (native hits are rescored with it). A collection without an
+        index is COSINE, the store's default; a failed look-up is a server error, not a silent default."""
         if name not in self._metric:
-            try:
-                desc = self.client.describe_index(name, "vector", timeout=self.timeout)
-                self._metric[name] = str(desc.get("metric_type", "COSINE")).upper()
-            except Exception:  # older servers / no index description
-                self._metric[name] = "COSINE"
+            desc = self._server_call(self.client.describe_index, name, "vector", timeout=self.timeout,
+                                     doing=f"describing the index of {name}")
+            if not desc:
+                return "COSINE"  # not cached: an index created later may say otherwise
+            self._metric[name] = str(desc.get("metric_type", "COSINE")).upper()
         return self._metric[name]
 
     def _mirror_search(self, name, vectors, k, filter):
@@ -443,7 +447,7 @@ class MilvusVectorStore(VectorStore):
                 doing=f"searching {name}", **self._read_level())
             retry = []
             for i, hits in zip(pending, res, strict=True):
-                got = sorted(((int(h["id"]), sign * float(h["distance"])) for h in hits), key=lambda x: -x[1])
+                got = sorted(((int(h["id"]), sign * float(h["distance"])) for h in hits), key=lambda x: (-x[1], x[0]))
                 if len(got) >= limit and limit < MAX_TOPK and got[-1][1] >= got[k - 1][1] - 2 * _F32_SLACK:
                     retry.append(i)  # the k-th score's ties may reach past what was fetched
                 else:
@@ -458,7 +462,7 @@ class MilvusVectorStore(VectorStore):
                 out.append([])
                 continue
             scores = rescore(queries[i : i + 1], np.stack([rows[h][0] for h in ids]), metric)
-            order = sorted(range(len(ids)), key=lambda j: (-scores[j], rows[ids[j]][2]))[:k]
+            order = sorted(range(len(ids)), key=lambda j: (-scores[j], rows[ids[j]][2], ids[j]))[:k]
             out.append([SearchHit(ids[j], float(scores[j]), rows[ids[j]][1]) for j in order])
         return out
 
@@ -528,7 +532,7 @@ class MilvusVectorStore(VectorStore):
         """For a Milvus Lite file: stop this process's embedded server for it, which waits for the engine's
         background work (segment compaction, index sidecars), so the files on disk are final (what DVC hashes).
         Ends every use of the file in this process; a later store for it starts the server again. A server store:
-        nothing to do (the client is shared per URI)."""
+        nothing to do (the client is shared per URI and token)."""
         if not self.local_file:
             return
         with _CLIENTS_LOCK:
