@@ -291,6 +291,7 @@ def check_run(pipeline: Path, graph: str, dataset: str | None, *, settings: Any,
     if not errors:
         out.cfg = _catch(errors, load_pipeline, pipeline)
     _catch(errors, settings.graph_file, graph)
+    pairs = None
     if dataset is not None:
         from hublab.datasets.catalog import duplicate_uids, load_dataset
 
@@ -314,7 +315,25 @@ def check_run(pipeline: Path, graph: str, dataset: str | None, *, settings: Any,
     raise_all(errors)
     if out.cfg is not None:
         out.warnings.extend(missing_env_vars(out.cfg))
+        if pairs:
+            out.warnings.extend(blank_answer_warning(out.cfg, pairs, dataset))
     return out
+
+
+#: generation metrics scored against the dataset's golden answer
+GOLDEN_ANSWER_METRICS = ("bleu", "rouge", "bertscore", "semantic_similarity", "non_llm_string_similarity",
+                         "factual_correctness", "instruction_following")
+
+
+def blank_answer_warning(cfg: Any, pairs: list, dataset: str | None) -> list[str]:
+    """A minimal KGQA file has no ``golden_answer``: answer metrics would score against an empty string. Said once,
+    before the run, naming the metrics and how many questions (never a silent 0)."""
+    metrics = [m for m in cfg.evaluation.get("generation_metrics") or [] if m in GOLDEN_ANSWER_METRICS]
+    blank = [p.uid for p in pairs if not (p.golden_answer or "").strip()]
+    if not (metrics and blank and cfg.generation.get("enabled")):
+        return []
+    return [f"dataset {dataset}: {len(blank)} of {len(pairs)} questions have no golden_answer (first: {blank[0]!r}); "
+            f"{', '.join(metrics)} score their generated answer against an empty string"]
 
 
 def print_warnings(warnings: list[str]) -> None:

@@ -211,3 +211,22 @@ def test_an_input_price_alone_bounds_the_cost():
     line = Estimate(10, 1000.0, "thesis", "my-model", (0.5, 0.0)).line()
     assert "cost ≈ $0.01" in line and "at most $0.01" in line and "no price" not in line
     assert "cost $0 (no price" in Estimate(10, 1000.0, "thesis", "my-model", (0.0, 0.0)).line()
+
+
+def test_answer_metrics_on_a_file_without_golden_answers_are_announced(project, shared):
+    """examples/my_questions.csv has no golden_answer column: a pipeline that scores BLEU/ROUGE against it says so
+    before the run (the metrics would compare with an empty string)."""
+    from hublab.config import settings
+    from hublab.preflight import check_run
+
+    cfg = yaml.safe_load((project / "pipelines/difar.yaml").read_text())
+    cfg["evaluation"]["generation_metrics"] = ["bleu", "rouge"]
+    (project / "pipelines/difar_bleu.yaml").write_text(yaml.safe_dump(cfg))
+    mine = str(REPO / "examples/my_questions.csv")
+    checked = check_run(project / "pipelines/difar_bleu.yaml", "gv3_orkg", mine, settings=settings(),
+                        tracking=False)
+    (w,) = [w for w in checked.warnings if "golden_answer" in w]
+    assert "3 of 3 questions have no golden_answer (first: 'q1'); bleu, rouge score" in w
+    reduced = str(shared / "data/kgqa/reduced_deep_distributed.csv")  # thesis rows carry their answers
+    checked = check_run(project / "pipelines/difar_bleu.yaml", "gv1", reduced, settings=settings(), tracking=False)
+    assert not [w for w in checked.warnings if "golden_answer" in w]
