@@ -237,7 +237,7 @@ def llm_endpoint_problem(ep: LLMEndpoint) -> tuple[str | None, str | None]:
         models = sorted(str(m["id"]) for m in resp.json()["data"])
     except (httpx.HTTPStatusError, ValueError, KeyError, TypeError) as exc:
         return None, f"{ep.field}: {at} did not list its models ({type(exc).__name__}); model {ep.model} unchecked"
-    if ep.model in models:
+    if ep.model in models or f"{ep.model}:latest" in models:  # Ollama lists `llama3.2:latest`, serves `llama3.2`
         return None, None
     shown = ", ".join(models[:8]) + (f" … ({len(models)} in all)" if len(models) > 8 else "")
     line = f"{ep.field}: {at} does not serve model {ep.model} (it lists: {shown or 'none'})"

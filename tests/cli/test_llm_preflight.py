@@ -140,6 +140,11 @@ def test_a_served_model_passes_the_check(project, models_server, monkeypatch):
     monkeypatch.setenv("HUBLAB_LLM_BASE_URL", srv.url)
     monkeypatch.setenv("HUBLAB_LLM_MODEL", "beta-13b")
     assert check_llm(load_pipeline(project / "pipelines/difar.yaml")) == []
+    ollama = models_server(["llama3.2:latest", "qwen2.5:7b"])  # Ollama lists tags, serves the bare name as :latest
+    monkeypatch.setenv("HUBLAB_LLM_BASE_URL", ollama.url)
+    monkeypatch.setenv("HUBLAB_LLM_MODEL", "llama3.2")
+    assert check_llm(load_pipeline(project / "pipelines/difar.yaml")) == []
+    monkeypatch.setenv("HUBLAB_LLM_MODEL", "beta-13b")
     # a single-model server (llama.cpp) answers with what it loaded: a different name is a warning, not a stop
     one = models_server(["gemma3-270m"])
     monkeypatch.setenv("HUBLAB_LLM_BASE_URL", one.url)
