@@ -123,3 +123,16 @@ def test_llamacpp_server_is_openai_compatible_and_stops():
         assert out.usage.completion_tokens > 0 and isinstance(out.choices[0].text, str)
     with pytest.raises(OSError):
         urllib.request.urlopen(f"{url}/models", timeout=2)
+
+
+def test_embedded_llamacpp_cap_counts_in_the_cache_key_as_the_effective_limit():
+    """``llm.max_tokens`` on the embedded backend caps each call's limit (it was accepted and ignored): a cap at or
+    above a call's own limit changes nothing, so such calls keep their cache keys; a lower cap is a new key."""
+    from hublab.llm.factory import build_llm
+
+    def key(cap, step):
+        cfg = {"backend": "llamacpp", "cache": False, **({"max_tokens": cap} if cap else {})}
+        return build_llm(cfg).cache_identity("p", json_schema=None, max_tokens=step, system=None)
+
+    assert key(None, 64) == key(512, 64) and key(None, 64)["max_tokens"] == 64
+    assert key(32, 64)["max_tokens"] == 32 and key(32, 64) != key(None, 64)

@@ -122,16 +122,8 @@ def test_embedded_llamacpp_end_to_end_one_question(embedder, tmp_path):
     need_module("llama_cpp")
     from hublab.llm.llamacpp import LlamaCppLLM
 
-    budget = 48
-
-    class SmallBudget(LlamaCppLLM):
-        """The embedded backend with every call's completion capped at ``budget`` tokens (test speed)."""
-
-        def _complete(self, prompt, *, json_schema, max_tokens, system):
-            return super()._complete(prompt, json_schema=json_schema, max_tokens=min(max_tokens, budget),
-                                     system=system)
-
-    llm = SmallBudget(model="gemma3-270m", temperature=0.0)  # the defaults of `backend: llamacpp`
+    budget = 48  # `llm.max_tokens`: every call's completion capped (test speed)
+    llm = LlamaCppLLM(model="gemma3-270m", temperature=0.0, max_tokens=budget)  # `backend: llamacpp` defaults
     graph = _graph()
     res = Resources(graph=graph, root_entity_ids=["R659055"], embedder=embedder, llm=llm,
                     vector_store=make_vector_store(tmp_path / "hl.db"),

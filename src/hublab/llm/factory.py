@@ -96,7 +96,7 @@ def build_llm(cfg: dict[str, Any] | None = None, cache_dir: Path | None = None) 
             model=cfg.get("model", "gemma3-270m"), model_path=cfg.get("model_path"),
             n_ctx=int(cfg.get("n_ctx", 4096)), n_threads=cfg.get("n_threads"),
             n_gpu_layers=int(cfg.get("n_gpu_layers", -1)), temperature=float(cfg.get("temperature", 0.0)),
-            cache_dir=str(cache_dir) if cache_dir else None,
+            cache_dir=str(cache_dir) if cache_dir else None, max_tokens=cfg.get("max_tokens"),
         )
     if cfg.get("cache", True) and cache_dir is not None:
         from hublab.llm.cache import CachedLLM

@@ -59,9 +59,19 @@ class LlamaCppLLM(LLM):
     n_gpu_layers: int = -1
     temperature: float = 0.0
     cache_dir: str | None = None
+    #: a cap on every call's token limit (``llm.max_tokens``), as the OpenAI-compatible backend applies it
+    max_tokens: int | None = None
     _lock_gen: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    _cache_exclude = frozenset({"cache_dir", "n_threads"})  # where the GGUF lives / CPU threads: same answers
+    # where the GGUF lives / CPU threads: same answers; the cap counts through the call's effective limit
+    _cache_exclude = frozenset({"cache_dir", "n_threads", "max_tokens"})
+
+    def _limit(self, max_tokens: int) -> int:
+        return min(max_tokens, self.max_tokens) if self.max_tokens and self.max_tokens > 0 else max_tokens
+
+    def cache_identity(self, prompt, *, json_schema, max_tokens, system) -> dict:
+        return super().cache_identity(prompt, json_schema=json_schema, max_tokens=self._limit(max_tokens),
+                                      system=system)
 
     def llama(self):
         path = self.model_path or str(bundled_gguf(Path(self.cache_dir) if self.cache_dir else None))
@@ -79,6 +89,7 @@ class LlamaCppLLM(LLM):
 
     def _complete(self, prompt, *, json_schema, max_tokens, system) -> LLMResponse:
         llm = self.llama()
+        max_tokens = self._limit(max_tokens)
         text_prompt = f"{system}\n\n{prompt}" if system else prompt
         try:
             with self._lock_gen:  # a Llama instance is not thread-safe
