@@ -42,3 +42,32 @@ def _limit_loaded_blas(threads: int) -> None:
     except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn (sentence-transformers)
         return
     threadpool_limits(limits=threads, user_api="blas")
+
+
+#: What the command line sets once at start-up (the user's own values win): normal output is HubLab's, not its
+#: libraries' logs. gRPC's C core logs to stderr below Python (GOAWAY ``too_many_pings`` from the Milvus Lite
+#: server's keepalive policy, fork-handler notices), which no Python filter reaches; ``GRPC_VERBOSITY=ERROR``
+#: brings them back. Transformers' per-tensor "Loading weights" bar and load reports are progress of a model
+#: load that takes seconds, not of HubLab's work (index builds show their own bar, ``hublab.progress``).
+CLI_QUIET_DEFAULTS = {
+    "GRPC_VERBOSITY": "NONE",
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+    "TRANSFORMERS_VERBOSITY": "error",
+}
+#: Optuna's ExperimentalWarning text (``optuna._experimental``): matched by message, so that setting the filter
+#: does not import Optuna (``hublab --help`` stays fast)
+OPTUNA_EXPERIMENTAL = r".*(is experimental \(supported from v|is an experimental (feature|CLI command))"
+#: MLflow INFO lines that are not about the user's run (printed at exit of every traced run)
+_QUIET_LOGGERS = ("mlflow.tracing.export.async_export_queue",)
+
+
+def quiet_cli() -> None:
+    """Set :data:`CLI_QUIET_DEFAULTS` (unless already set) and the warning/log filters, before heavy imports."""
+    import logging
+    import warnings
+
+    for key, value in CLI_QUIET_DEFAULTS.items():
+        os.environ.setdefault(key, value)
+    warnings.filterwarnings("ignore", message=OPTUNA_EXPERIMENTAL)
+    for name in _QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)

@@ -110,6 +110,30 @@ def test_bad_rows_are_errors_naming_the_row(outputs, expectations, message):
     assert "row " in fb.error.error_message
 
 
+def test_a_dataset_of_another_graph_is_an_error_naming_the_row_and_both_graphs():
+    """Golden triples are ids of one graph: predictions on gv3_orkg scored against a gv1 row would be a silent 0."""
+    from hublab.datasets.model import QAPair
+    from hublab.mlflow_eval.data import eval_rows
+    from hublab.mlflow_eval.register import records
+
+    pair = QAPair(uid="q-1", question="Where was Paper A published?", golden_answer="ICSA", golden_triples=GOLD)
+    (row,) = eval_rows([pair], graph="gv1")
+    assert row["expectations"]["graph"] == "gv1" and records([pair], "gv1")[0]["expectations"]["graph"] == "gv1"
+    for scorers, outputs in ((retrieval_scorers(graph="gv3_orkg"), GOLD),  # the scorer is told the graph
+                             (retrieval_scorers(), {"triples": GOLD, "graph": "gv3_orkg"})):  # the output says it
+        for s in scorers:
+            fb = s.run(inputs=row["inputs"], outputs=outputs, expectations=row["expectations"])
+            assert fb.value is None and fb.error.error_code == "HUBLAB_GRAPH_MISMATCH", s.name
+            assert fb.error.error_message.startswith("row uid q-1: the row's golden triples refer to graph 'gv1' "
+                                                     "but the predictions were made on graph 'gv3_orkg'")
+    # the same graph, or a side that does not name one: scored as usual
+    same = ThesisRetrievalScorer(names.RECALL, graph="gv1").run(outputs=GOLD, expectations=row["expectations"])
+    assert same.error is None and same.value == 1.0
+    unnamed = {k: v for k, v in row["expectations"].items() if k != "graph"}
+    assert ThesisRetrievalScorer(names.RECALL, graph="gv3_orkg").run(outputs=GOLD, expectations=unnamed).value == 1.0
+    assert ThesisRetrievalScorer(names.RECALL).run(outputs=GOLD, expectations=row["expectations"]).value == 1.0
+
+
 def test_empty_output_gets_the_thesis_value():
     exp = {"golden_triples": GOLD}
     for metric in HEADLINE:
@@ -142,17 +166,21 @@ def test_evaluate_keeps_going_past_bad_rows(tmp_path, shared):
         {"inputs": {"question": "empty"}, "outputs": [], "expectations": {"golden_triples": GOLD}},
         {"inputs": {"question": "malformed"}, "outputs": [42], "expectations": {"golden_triples": GOLD}},
         {"inputs": {"question": "no gold"}, "outputs": GOLD, "expectations": {"answer": "ICSA"}},
+        {"inputs": {"question": "other graph"}, "outputs": {"triples": GOLD, "graph": "gv3_orkg"},
+         "expectations": {"golden_triples": GOLD, "graph": "gv1"}},
     ]
     res = mlflow.genai.evaluate(data=data, scorers=retrieval_scorers((names.HITS_AT_10,)))
     assert res.metrics[f"{names.HITS_AT_10}/mean"] == pytest.approx(0.25)  # (0.5 + 0) / 2 rows with a value
     traces = mlflow.search_traces(run_id=res.run_id, return_type="list")
-    assert len(traces) == 4
+    assert len(traces) == 5
     by_q = {}
     for t in traces:
         fb = [a for a in t.info.assessments if a.name == names.HITS_AT_10]
         assert len(fb) == 1
         by_q[t.data.request] = fb[0]
     errors = {q: fb.error.error_message for q, fb in by_q.items() if fb.error}
-    assert len(errors) == 2
+    assert len(errors) == 3
     assert any("row question 'malformed': output triple 1" in e for e in errors.values())
     assert any("row question 'no gold': no golden triples" in e for e in errors.values())
+    assert any("row question 'other graph': the row's golden triples refer to graph 'gv1' but the predictions were "
+               "made on graph 'gv3_orkg'" in e for e in errors.values())

@@ -59,8 +59,10 @@ def test_index_killed_at_five_points_then_rerun_equals_uninterrupted_build(fresh
         assert set(committed) <= set(reference_index["manifest"])
         for hub, hashes in committed.items():
             assert hashes == reference_index["manifest"][hub], f"{label}: hub {hub} committed with other paths"
-    done = _stats(K.hublab(root, *K.INDEX_ARGS).stdout)
+    rerun = K.hublab(root, *K.INDEX_ARGS)
+    done = _stats(rerun.stdout)
     assert done["hubs"] == K.N_PAPERS and done["hubs_reindexed"] == 0, (seen, done)  # killed after the last commit
+    assert f"{K.N_PAPERS} hubs up to date" in rerun.stderr and "0/0" not in rerun.stderr  # said, not a bar at 0 of N
     snap = K.index_snapshot(root)
     _assert_clean(snap)
     assert snap["collection"] == reference_index["collection"]

@@ -9,9 +9,10 @@ import pkgutil
 import sys
 from typing import TextIO
 
-from hublab.env import apply_offline_defaults
+from hublab.env import apply_offline_defaults, quiet_cli
 
 apply_offline_defaults()
+quiet_cli()  # library log noise off, once, before any heavy import (hublab.env.CLI_QUIET_DEFAULTS)
 
 from hublab.cli.app import app  # noqa: E402
 from hublab.errors import HubLabError  # noqa: E402

@@ -51,6 +51,9 @@ def run_cmd(
     llm_model: str | None = LLM_MODEL,
     dry_run: bool = typer.Option(False, "--dry-run", help="Only print the estimate of LLM tokens and cost for "
                                  "these questions (no LLM call, no question run, nothing written)."),
+    progress: bool | None = typer.Option(None, "--progress/--no-progress", help="Progress bars (an index built "
+                                         "before the first question, the questions) on stderr; default: when "
+                                         "stderr is a terminal and not --json."),
     as_json: bool = AS_JSON,
 ) -> None:
     """Run a pipeline over a KGQA dataset, evaluate it and log one MLflow run (resumable); help: RUN_HELP."""
@@ -79,25 +82,33 @@ def run_cmd(
     if uses_llm or cfg.llm.get("backend") == "llamacpp":
         print(_estimate(cfg, st, graph, dataset, limit).line(), file=sys.stderr)
     from hublab.experiment.runner import KEY_METRICS, run_experiment
+    from hublab.progress import want_progress
+    from hublab.tracking.mlflow_log import tracking_uri
+    from hublab.tracking.run_link import run_link
 
+    show = bool(progress) if as_json and progress is None else want_progress(progress)
     s = run_experiment(cfg, graph, dataset, limit=limit, experiment=experiment, resume=resume, track_carbon=carbon,
-                       progress=not as_json, trace=trace)
+                       progress=show, trace=trace)
+    link = run_link(tracking_uri(st.root), s.experiment_id, s.run_id) if s.run_id else None
     if as_json:
         typer.echo(json.dumps({"pipeline": cfg.name, "graph": graph, "dataset": dataset, "run_id": s.run_id,
                                "n_questions": s.n_questions, "scope": s.scope, "metrics": s.metrics,
-                               "skipped_metrics": s.skipped_metrics}, indent=1, sort_keys=True, default=str))
+                               "index_build_s": s.index_build_s, "skipped_metrics": s.skipped_metrics},
+                              indent=1, sort_keys=True, default=str))
     con = Console(stderr=as_json, quiet=as_json)
     t = Table(title=f"{cfg.name} on {dataset} ({s.scope if not s.full else f'{s.n_questions} questions'}) — "
                     f"MLflow run {s.run_id}")
     t.add_column("metric")
     t.add_column("value", justify="right")
-    for m in (*KEY_METRICS, "runtime", "llm_tokens", "emissions", "n_errors", "n_empty_results", "n_llm_errors",
-              "n_llm_retries", "n_llm_fallbacks", "llm_cost", "n_degraded", "failure_share"):
+    for m in (*KEY_METRICS, "runtime", "index_build_s", "llm_tokens", "emissions", "n_errors", "n_empty_results",
+              "n_llm_errors", "n_llm_retries", "n_llm_fallbacks", "llm_cost", "n_degraded", "failure_share"):
         if m in s.metrics:
             t.add_row(m, f"{s.metrics[m]:.4f}")
     con.print(t)
     for m, why in s.skipped_metrics.items():
         con.print(f"[yellow]skipped[/yellow] {m}: {why}")
+    if link:  # on stderr under --json: stdout stays the JSON document
+        typer.echo(link, err=as_json)
     try:
         if output:
             output.parent.mkdir(parents=True, exist_ok=True)
@@ -142,6 +153,8 @@ def index_cmd(
     stats_out: Path | None = typer.Option(None, "--stats", help="Write index stats JSON here (DVC metrics)."),
     llm_base_url: str | None = LLM_BASE_URL,
     llm_model: str | None = LLM_MODEL,
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="A progress bar over the build (with the "
+                                  "LLM calls it makes), or one line saying the index is up to date (stderr)."),
 ) -> None:
     """Build or incrementally update the retriever's index for a graph."""
     from hublab.config import settings
@@ -152,7 +165,7 @@ def index_cmd(
     checked = check_run(pipeline, graph, None, settings=settings(), stats_out=stats_out, llm_base_url=llm_base_url,
                         tracking=False)
     print_warnings(checked.warnings)
-    stats = build_index(checked.cfg, graph)
+    stats = build_index(checked.cfg, graph, progress=progress)
     typer.echo(json.dumps(stats, indent=1, default=str))
     if stats_out:
         # timings and build history go to outputs/provenance/: the stats file is a DVC output of the index stage,

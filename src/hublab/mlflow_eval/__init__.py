@@ -5,6 +5,7 @@ import os
 
 from hublab.mlflow_eval.scorers import (
     GOLDEN_KEY,
+    GRAPH_KEY,
     HEADLINE,
     ThesisGenerationScorer,
     ThesisRetrievalScorer,
@@ -18,5 +19,5 @@ from hublab.mlflow_eval.scorers import (
 # 33 s instead of 86 s. A user's own setting wins.
 os.environ.setdefault("MLFLOW_GENAI_EVAL_MAX_WORKERS", "2")
 
-__all__ = ["GOLDEN_KEY", "HEADLINE", "ThesisGenerationScorer", "ThesisRetrievalScorer", "generation_scorers",
-           "retrieval_scorers"]
+__all__ = ["GOLDEN_KEY", "GRAPH_KEY", "HEADLINE", "ThesisGenerationScorer", "ThesisRetrievalScorer",
+           "generation_scorers", "retrieval_scorers"]

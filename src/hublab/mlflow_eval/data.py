@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from hublab.datasets.model import QAPair
-from hublab.mlflow_eval.scorers import GOLDEN_KEY
+from hublab.mlflow_eval.scorers import GOLDEN_KEY, GRAPH_KEY
 
 
 def load_questions(dataset: str, root: Path | None = None) -> list[QAPair]:
@@ -24,17 +24,22 @@ def load_questions(dataset: str, root: Path | None = None) -> list[QAPair]:
     return load_dataset(settings(root), dataset)
 
 
-def eval_rows(pairs: list[QAPair], limit: int | None = None, *, topic: bool = False) -> list[dict[str, Any]]:
+def eval_rows(pairs: list[QAPair], limit: int | None = None, *, topic: bool = False,
+              graph: str | None = None) -> list[dict[str, Any]]:
     """MLflow evaluation rows (``inputs`` / ``expectations``), in the dataset's order. ``topic=True`` adds the
     question's ``topic_entity_id`` / ``topic_entity_value`` to the inputs, for a ``predict_fn`` that takes them
-    (``hublab.mlflow_eval.predict.pipeline_predict_fn``)."""
+    (``hublab.mlflow_eval.predict.pipeline_predict_fn``). ``graph``: the graph the golden triples refer to, kept
+    in the expectations, so a scorer given predictions on another graph says so for each row."""
     rows = []
     for p in pairs[:limit]:
         inputs: dict[str, Any] = {"question": p.question}
         if topic:
             inputs.update(topic_entity_id=p.topic_entity_id, topic_entity_value=p.topic_entity_value)
-        rows.append({"inputs": inputs, "expectations": {GOLDEN_KEY: list(p.golden_triples),
-                                                        "golden_answer": p.golden_answer, "uid": p.uid}})
+        expectations: dict[str, Any] = {GOLDEN_KEY: list(p.golden_triples), "golden_answer": p.golden_answer,
+                                        "uid": p.uid}
+        if graph is not None:
+            expectations[GRAPH_KEY] = graph
+        rows.append({"inputs": inputs, "expectations": expectations})
     return rows
 
 

@@ -3,7 +3,8 @@
 One dataset per KGQA set and content: named ``<set>@<digest>`` (the first 12 hex digits of the records' SHA-256)
 and tagged with the set, the digest, the graph its golden triples refer to and the question count, so the MLflow
 UI's datasets view lists every version and re-registering unchanged data creates nothing. A record is MLflow's
-shape (``inputs: {question}``, ``expectations: {golden_triples, golden_answer}``) tagged with the question's
+shape (``inputs: {question}``, ``expectations: {golden_triples, golden_answer, graph}``: the graph lets a scorer
+told it has predictions on another graph refuse each row by name) tagged with the question's
 ``uid``, graph and thesis slices (hops, use case, retrieval operation, semi-typed), so it can be passed to
 ``mlflow.genai.evaluate`` as it is: a user's ``retrieve(question)`` gets only the question.
 """
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hublab.datasets.model import QAPair
-from hublab.mlflow_eval.scorers import GOLDEN_KEY
+from hublab.mlflow_eval.scorers import GOLDEN_KEY, GRAPH_KEY
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +32,8 @@ def records(pairs: list[QAPair], graph: str) -> list[dict[str, Any]]:
         tags = {"uid": p.uid, "graph": graph}
         tags.update({f: str(getattr(p, f)) for f in SLICES if getattr(p, f) is not None})
         out.append({"inputs": {"question": p.question},
-                    "expectations": {GOLDEN_KEY: list(p.golden_triples), "golden_answer": p.golden_answer},
+                    "expectations": {GOLDEN_KEY: list(p.golden_triples), "golden_answer": p.golden_answer,
+                                     GRAPH_KEY: graph},
                     "tags": tags})
     return out
 

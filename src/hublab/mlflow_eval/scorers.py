@@ -8,6 +8,11 @@ value is the one ``hublab eval-file`` and ``hublab run`` give for the same tripl
 Bad rows stay per-row results, never a failed evaluation: a malformed output or a row without golden triples
 is an assessment with an error naming the row (its ``uid`` where the row carries one, else the question); an
 empty output gets the metric's thesis value for an empty output (0 where there are golden triples).
+
+Golden triples are ids of one graph (``R659055`` is a GV1 node, not a GV3 one): a row's expectations name it
+(``graph``, written by :func:`hublab.mlflow_eval.data.eval_rows` and the registered KGQA datasets), and the
+predictions name theirs (the scorer's ``graph``, or a ``graph`` key of a dict output). When both are named and
+differ, the row's assessment is an error naming the row and both graphs, not a silent 0.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ from hublab.mlflow_eval.triples import golden_strings, triple_strings
 
 #: The expectations key holding a row's golden triples (HubLab's field name, as in the KGQA files).
 GOLDEN_KEY = "golden_triples"
+#: The expectations key (and dict-output key) naming the graph the golden (or predicted) triples belong to.
+GRAPH_KEY = "graph"
 #: The expectations key holding a row's golden answer, and the output keys an answer is read from.
 ANSWER_KEY = "golden_answer"
 ANSWER_OUTPUT_KEYS = ("answer", "generated_answer")
@@ -48,6 +55,18 @@ def row_label(inputs: Any, expectations: Any) -> str:
     return "row (no uid or question in its inputs)"
 
 
+def graph_mismatch(outputs: Any, expectations: Any, predicted_on: str | None) -> str | None:
+    """Why the row cannot be scored against these predictions (None if it can): the graph its golden triples
+    refer to differs from the one the predictions were made on (a ``graph`` key of a dict output, else the
+    scorer's ``predicted_on``). Unnamed on either side: nothing to check."""
+    pred = outputs.get(GRAPH_KEY) if isinstance(outputs, Mapping) and outputs.get(GRAPH_KEY) else predicted_on
+    gold = expectations.get(GRAPH_KEY) if isinstance(expectations, Mapping) else None
+    if not pred or not gold or str(pred) == str(gold):
+        return None
+    return (f"the row's golden triples refer to graph {str(gold)!r} but the predictions were made on graph "
+            f"{str(pred)!r}: score predictions on {str(gold)!r} (or a dataset of {str(pred)!r})")
+
+
 class ThesisRetrievalScorer(Scorer):
     """One thesis retrieval metric (a name from ``hublab.evaluation.names``) as a deterministic code scorer.
 
@@ -57,14 +76,21 @@ class ThesisRetrievalScorer(Scorer):
     metric: str
     k: int = names.K
     golden_key: str = GOLDEN_KEY
+    #: the graph the predictions are made on (``gv1``, ``gv3_orkg``); None: not checked unless the output names it
+    graph: str | None = None
 
-    def __init__(self, metric: str, *, k: int = names.K, golden_key: str = GOLDEN_KEY, **kw: Any) -> None:
+    def __init__(self, metric: str, *, k: int = names.K, golden_key: str = GOLDEN_KEY, graph: str | None = None,
+                 **kw: Any) -> None:
         known = set(names.retrieval_names(k)) | {names.TRIPLES_PER_QUESTION}
         if metric not in known:
             raise ValueError(f"unknown retrieval metric {metric!r}; one of {sorted(known)}")
-        super().__init__(name=kw.pop("name", metric), metric=metric, k=k, golden_key=golden_key, **kw)
+        super().__init__(name=kw.pop("name", metric), metric=metric, k=k, golden_key=golden_key, graph=graph, **kw)
 
     def __call__(self, *, inputs: Any = None, outputs: Any = None, expectations: Any = None) -> Feedback:
+        other_graph = graph_mismatch(outputs, expectations, self.graph)
+        if other_graph:
+            return Feedback(name=self.name, error=AssessmentError(
+                error_code="HUBLAB_GRAPH_MISMATCH", error_message=f"{row_label(inputs, expectations)}: {other_graph}"))
         try:
             retrieved = triple_strings(outputs)
             if self.metric == names.TRIPLES_PER_QUESTION:
@@ -82,13 +108,14 @@ class ThesisRetrievalScorer(Scorer):
         return Feedback(name=self.name, value=float(value), rationale=note)
 
 
-def retrieval_scorers(metrics: tuple[str, ...] = HEADLINE, *, k: int = names.K,
-                      golden_key: str = GOLDEN_KEY) -> list[ThesisRetrievalScorer]:
+def retrieval_scorers(metrics: tuple[str, ...] = HEADLINE, *, k: int = names.K, golden_key: str = GOLDEN_KEY,
+                      graph: str | None = None) -> list[ThesisRetrievalScorer]:
     """The scorers for ``mlflow.genai.evaluate(..., scorers=retrieval_scorers())``: by default Hits@10, MAP@10,
-    MRR@10, Recall@10, full-list recall and precision, and the output size."""
+    MRR@10, Recall@10, full-list recall and precision, and the output size. ``graph``: the graph the predictions
+    are made on; a row whose expectations name another is an error for that row."""
     if k != names.K:
         metrics = tuple(m.replace(f"_at_{names.K}_", f"_at_{k}_") for m in metrics)
-    return [ThesisRetrievalScorer(m, k=k, golden_key=golden_key) for m in metrics]
+    return [ThesisRetrievalScorer(m, k=k, golden_key=golden_key, graph=graph) for m in metrics]
 
 
 class ThesisGenerationScorer(Scorer):

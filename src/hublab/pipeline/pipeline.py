@@ -153,14 +153,15 @@ def build_pipeline(cfg: PipelineConfig, graph_name: str, settings: Any = None) -
     return Pipeline(cfg, retriever, pipe_llms=llms)
 
 
-def build_index(cfg: PipelineConfig, graph_name: str) -> dict[str, Any]:
-    """Build or incrementally update the pipeline retriever's index for a graph; returns its stats."""
+def build_index(cfg: PipelineConfig, graph_name: str, *, progress: bool = True) -> dict[str, Any]:
+    """Build or incrementally update the pipeline retriever's index for a graph; returns its stats. ``progress``:
+    a bar over the build on stderr, or the line saying the index is up to date."""
     from hublab.pipeline.resources import build_resources
     from hublab.retrievers.registry import build_retriever
 
     t0 = time.perf_counter()
     resources = build_resources(cfg, graph_name)
     retriever = build_retriever(cfg.retriever_type, resources, cfg.retriever_params, source=cfg.source)
-    stats = dict(retriever.index(progress=True) or {})
+    stats = dict(retriever.index(progress=progress) or {})
     stats["total_seconds"] = round(time.perf_counter() - t0, 3)
     return stats

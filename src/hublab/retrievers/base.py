@@ -205,10 +205,12 @@ class Retriever(ABC):
         """Build or update whatever index the retriever needs; return stats. Default: nothing."""
         return {}
 
-    def ensure_ready(self) -> None:
+    def ensure_ready(self, *, progress: bool = False) -> None:
         """Called once before the first question: make the index usable (build or resume it) or raise a
-        :class:`HubLabError` saying why it is not. Default: nothing to prepare."""
-        return None
+        :class:`HubLabError` saying why it is not. Default: :meth:`index`, so that an index a method would build
+        lazily on its first question is built here, where the runner times it apart from the questions (and shows
+        it with ``progress``), and the first question's runtime is the question's alone."""
+        self.index(progress=progress)
 
     def retrieve(
         self,

@@ -70,30 +70,49 @@ class DenseIndex:
             log.warning("vector store check failed for %s: %s; rebuilding", self.collection, exc)
             return False
 
-    def build(self) -> dict[str, Any]:
-        """Embed and store units unless an identical index exists; returns stats."""
+    def build(self, *, progress: bool = False) -> dict[str, Any]:
+        """Embed and store units unless an identical index exists; returns stats. ``progress``: a bar over the
+        units embedded (stderr), or the line saying the stored index is up to date."""
+        from hublab.progress import build_bar, up_to_date
+
         if self._ready:
             return {"collection": self.collection, "units": len(self.units), "skipped": True}
         if self.store is None:
-            self._matrix = self._embed([u.text for u in self.units])
+            with build_bar(progress, f"dense index {self.collection} (in memory)", len(self.units),
+                           unit="units") as advance:
+                parts = []
+                for start in range(0, len(self.units), _BATCH):
+                    chunk = self.units[start : start + _BATCH]
+                    parts.append(self._embed([u.text for u in chunk]))
+                    advance(len(chunk))
+                self._matrix = np.asarray(np.vstack(parts), dtype=np.float32) if parts else self._embed([])
             self._ready = True
             return {"collection": None, "units": len(self.units), "skipped": False, "backend": "numpy"}
         if self._store_is_current():
             self._ready = True
+            up_to_date(progress, f"dense index {self.collection}: {len(self.units)} units", self._where())
             return {"collection": self.collection, "units": len(self.units), "skipped": True}
         if self.store.has_collection(self.collection):
             self.store.drop_collection(self.collection)
         dim = int(self.embedder.dim or self.embedder.embed_one("dimension probe").shape[0])
         self.store.ensure_collection(self.collection, dim, self.metric)
-        for start in range(0, len(self.units), _BATCH):
-            chunk = self.units[start : start + _BATCH]
-            vecs = self._embed([u.text for u in chunk])
-            rows = [
-                {"uidx": start + i, "content_hash": self.hash, "text": u.text[:2000]} for i, u in enumerate(chunk)
-            ]
-            self.store.insert(self.collection, vecs, rows)
+        with build_bar(progress, f"dense index {self.collection}", len(self.units), unit="units") as advance:
+            for start in range(0, len(self.units), _BATCH):
+                chunk = self.units[start : start + _BATCH]
+                vecs = self._embed([u.text for u in chunk])
+                rows = [
+                    {"uidx": start + i, "content_hash": self.hash, "text": u.text[:2000]} for i, u in enumerate(chunk)
+                ]
+                self.store.insert(self.collection, vecs, rows)
+                advance(len(chunk))
         self._ready = True
         return {"collection": self.collection, "units": len(self.units), "skipped": False}
+
+    def _where(self) -> str:
+        """Where the stored index lives, for the console (a server URI without its credentials)."""
+        from hublab.redact import redact
+
+        return redact(str(getattr(self.store, "uri", None) or type(self.store).__name__))
 
     # ------------------------------------------------------------ query
     def search(self, query: str, k: int, *, subset: list[int] | None = None) -> list[tuple[Unit, float]]:

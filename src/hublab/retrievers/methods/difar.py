@@ -64,7 +64,7 @@ class DiFaRRetriever(Retriever):
         return self._index
 
     def index(self, *, progress: bool = True) -> dict[str, Any]:
-        stats = self._dense().build()
+        stats = self._dense().build(progress=progress)
         stats["missing_roots"] = self._missing_roots
         return stats
 

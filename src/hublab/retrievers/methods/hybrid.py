@@ -53,7 +53,7 @@ class HybridRetriever(LexicalRetriever):
         return self._dense
 
     def index(self, *, progress: bool = True) -> dict[str, Any]:
-        return {"bm25_units": len(self.bm25.units), "dense": self.dense.build()}
+        return {"bm25_units": len(self.bm25.units), "dense": self.dense.build(progress=progress)}
 
     def _retrieve(self, question, topic_entity_id, topic_entity_value) -> RetrievalResult:
         if not self.units:

@@ -65,7 +65,7 @@ class VSSRetriever(Retriever):
         return self._indexes
 
     def index(self, *, progress: bool = True) -> dict[str, Any]:
-        return {k: ix.build() for k, ix in self.indexes().items()}
+        return {k: ix.build(progress=progress) for k, ix in self.indexes().items()}
 
     def rank(self, question: str, k: int) -> dict[str, list[tuple[Unit, float]]]:
         return {kind: ix.search(question, k) for kind, ix in self.indexes().items()}

@@ -134,7 +134,8 @@ class FourStepFocusRetriever(Ranking, Retriever):
         return sorted({ty for e in self.resources.graph.entities() for ty in e.types if ty != "Literal"})
 
     def index(self, *, progress: bool = True) -> dict[str, Any]:
-        return {"nodes": self.nodes.build(), "labels": len(self.linker.labels), "predicates": len(self.predicates)}
+        return {"nodes": self.nodes.build(progress=progress), "labels": len(self.linker.labels),
+                "predicates": len(self.predicates)}
 
     # ------------------------------------------------------------ step 1
     def _rule_plan(self, question: str) -> Plan:

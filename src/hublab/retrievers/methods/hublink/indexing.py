@@ -215,6 +215,26 @@ class HubIndex:
                 rows.append(row)
         return texts, rows, n_fallbacks
 
+    def _llm_text_todo(self, changed: list[str], current: dict[str, list[HubPath]]) -> dict[str, int]:
+        """hub -> the LLM PATHTOTEXT calls indexing it will make (paths of more than zero triples whose text is not
+        cached; a path shared by two hubs counted once); empty without LLM path texts."""
+        if not self.llm_path_text or not changed:
+            return {}
+        cache = self._cache()
+        seen: set[str] = set()
+        out: dict[str, int] = {}
+        for r in changed:
+            n = 0
+            for p in current[r]:
+                if not p.triples:
+                    continue
+                h = path_hash(p.triples)
+                if h not in cache and h not in seen:
+                    seen.add(h)
+                    n += 1
+            out[r] = n
+        return out
+
     def build(self, *, progress: bool = True, batch_hubs: int | None = None) -> dict[str, Any]:
         """Index new/changed hubs in batches of ``batch_hubs`` (default ``$HUBLAB_INDEX_BATCH_HUBS`` or 64); each
         batch is one commit (rows inserted, stale rows deleted, manifest saved)."""
@@ -245,10 +265,14 @@ class HubIndex:
             self._save_manifest(hubs, unsettled)
         n_vectors = 0
         n_text_fallbacks = 0
-        from rich.progress import Progress
+        from hublab.progress import build_bar, up_to_date
 
-        with Progress(disable=not progress) as bar:
-            task = bar.add_task(f"indexing {len(changed)} of {len(roots)} hubs", total=len(changed))
+        if not changed and not removed:
+            up_to_date(progress, f"HubLink index {self.collection}: {len(roots)} hubs",
+                       f"{self.manifest_path.parent}")
+        llm_todo = self._llm_text_todo(changed, current)  # the PATHTOTEXT calls this build will make
+        with build_bar(progress and bool(changed), f"HubLink index {self.collection}", len(changed), unit="hubs",
+                       llm_calls=sum(llm_todo.values())) as advance:
             for i in range(0, len(changed), batch_hubs):
                 batch = changed[i : i + batch_hubs]
                 unsettled |= set(batch)
@@ -271,7 +295,7 @@ class HubIndex:
                     hubs[r] = sorted(p.hash for p in current[r])
                 unsettled -= set(batch)
                 self._save_manifest(hubs, unsettled)
-                bar.advance(task, len(batch))
+                advance(len(batch), llm_calls=sum(llm_todo.get(r, 0) for r in batch))
         final = {"collection": self.collection, "hubs": hubs, "unsettled": sorted(unsettled), "complete": True,
                  "builds": self._builds}
         if unsettled or self._read_manifest() != final:  # the one save that marks it built (skipped if it is)

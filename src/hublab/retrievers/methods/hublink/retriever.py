@@ -191,7 +191,7 @@ class HubLinkRetriever(Retriever):
     def index(self, *, progress: bool = True) -> dict[str, Any]:
         return self.hub_index.build(progress=progress)
 
-    def ensure_ready(self) -> None:
+    def ensure_ready(self, *, progress: bool = False) -> None:
         """Before the first question: an unbuilt or partly built index (an interrupted build) is built or resumed
         (``auto_index``), or refused, never searched: a partial index gives silently empty results."""
         problem = self.hub_index.build_state()
@@ -199,7 +199,7 @@ class HubLinkRetriever(Retriever):
             return
         if not self.auto_index:
             raise HubLabError(f"{problem}: run `hublab index` first (or set auto_index: true)")
-        self.index(progress=False)
+        self.index(progress=progress)
         problem = self.hub_index.build_state()
         if problem is not None:
             raise HubLabError(f"{problem} after a rebuild")
