@@ -101,7 +101,7 @@ def output_dir_problem(path: Path) -> str | None:
 def tracking_problem(root: Path) -> str | None:
     """One line if the MLflow store cannot be used: a server that does not answer (checked with a short connect,
     not MLflow's minutes of retries) or a sqlite store that cannot be written."""
-    from hublab.tracking.mlflow_log import tracking_uri
+    from hublab.config import tracking_uri
 
     uri = tracking_uri(root)
     parsed = urlparse(uri)

@@ -260,7 +260,7 @@ def run_tune(req: TuneRequest, *, settings: Settings | None = None, evaluator: E
         fresh_study(spec)
     experiment = req.experiment or f"tune-{req.study}"
     exp_id = _setup_experiment(st.root, experiment)
-    client = MlflowClient(mlflow_log.tracking_uri(st.root))
+    client = MlflowClient(st.tracking_uri())
     optuna.logging.set_verbosity(optuna.logging.WARNING)
 
     recovered: list[bool] = []
