@@ -24,15 +24,9 @@ from typing import Any
 from hublab.datasets.model import QAPair
 from hublab.errors import InputError
 from hublab.evaluation.names import KEY_METRICS, slice_metric  # noqa: F401 (KEY_METRICS re-exported)
-from hublab.experiment.aggregate import (  # noqa: F401 (re-exported)
-    SLICE_FIELDS,
-    _retrieval_metrics,
-    aggregate_records,
-    is_degraded,
-    slice_metrics,
-)
-from hublab.experiment.budget import DEFAULT_MAX_FAILURE_SHARE, budgets, failure  # noqa: F401 (re-exported)
-from hublab.experiment.checkpoint import Checkpoint, RunLock, RunLocked  # noqa: F401 (re-exported)
+from hublab.experiment.aggregate import aggregate_records, slice_metrics
+from hublab.experiment.budget import budgets, failure
+from hublab.experiment.checkpoint import Checkpoint, RunLock
 from hublab.experiment.generation import generation_metrics
 from hublab.experiment.identity import RunIdentity, run_identity
 from hublab.experiment.question import _key, _run_question  # noqa: F401 (re-exported)
