@@ -12,9 +12,9 @@ from pydantic import Field
 
 @dataclass(frozen=True)
 class HubLinkParams:
-    """HubLink's pipeline parameters (``retriever.params``).
+    """HubLink's pipeline parameters (``retriever.params``), also shown in ``HubLinkRetriever``'s docstring.
 
-    Attributes:
+    Args:
         use_topic_if_given: graph-traversal strategy when the question has a topic entity (thesis: same name).
         extract_question_components: embed question components next to the question (thesis: same name).
         top_paths_to_keep: paths kept per hub (thesis: ``top_paths_to_keep``).

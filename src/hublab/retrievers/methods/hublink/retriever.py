@@ -61,10 +61,11 @@ def _parse_triple(t: str) -> Triple | None:
 
 
 class HubLinkRetriever(Retriever):
-    """HubLink (thesis Ch. 4, Alg. 8–16). Its parameters, with the thesis's final values (Table 9.4) as defaults,
-    are the fields of :class:`~hublab.retrievers.methods.hublink.params.HubLinkParams`; ``source_linker`` (a
-    Python object, not a pipeline parameter) links hubs to external sources.
-    """
+    __doc__ = f"""HubLink (thesis Ch. 4, Alg. 8–16). Its parameters, with the thesis's final values (Table 9.4) as
+    defaults, are the fields of :class:`~hublab.retrievers.methods.hublink.params.HubLinkParams` (documented there,
+    shown here); ``source_linker`` (a Python object, not a pipeline parameter) links hubs to external sources.
+
+    {HubLinkParams.__doc__}"""
 
     thesis_name = "HubLink"
     uses_llm = True
