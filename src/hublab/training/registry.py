@@ -1,6 +1,6 @@
 """The MLflow side of a trained embedder: log it as a ``sentence_transformers``-flavour model and register it
 (versioned registered model) in the project's store. Resolving ``models:/<name>/<version>`` back to a local
-directory is the embedding layer's job (``hublab.embedding.model_uri``)."""
+directory is the embedding layer's job (``hublab.model_uri``)."""
 
 from __future__ import annotations
 

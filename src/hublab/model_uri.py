@@ -1,7 +1,8 @@
 """Resolve a registered embedder, ``models:/<name>/<version>``, to a local sentence-transformers directory.
 
-It lives below the embedding package (not with training, which logs and registers the model) so loading an
-embedder never imports the training or tracking layers. The project's own store is used
+It lives in the foundation layer, next to ``config`` (not with training, which logs and registers the model, nor in
+the embedding package, which imports no MLflow: tests/tracking/test_traces.py), so loading an embedder never
+imports the training or tracking layers. The project's own store is used
 (:func:`hublab.config.tracking_uri`: sqlite under ``mlruns/``, or ``$MLFLOW_TRACKING_URI``); the registry lives in
 the same store. A resolved version is downloaded once to
 ``.cache/models/mlflow/<name>/<version>/`` (a version's content never changes), so loading it again is offline
