@@ -33,6 +33,23 @@ def project_root() -> Path:
     return here
 
 
+def project_tracking_uri(root: Path) -> str:
+    """The project's own MLflow store: sqlite under ``mlruns/`` (MLflow 3 refuses the file store)."""
+    return f"sqlite:///{(root / 'mlruns' / 'mlflow.db').resolve()}"
+
+
+#: project URIs HubLab set: ``mlflow.set_tracking_uri`` exports them as ``$MLFLOW_TRACKING_URI``, which must then
+#: not be mistaken for the user's choice (a copied checkout would write into the old one's store)
+OWN_TRACKING_URIS: set[str] = set()
+
+
+def tracking_uri(root: Path) -> str:
+    """``$MLFLOW_TRACKING_URI`` when the user set it, else the project's sqlite store under ``mlruns/``. Lives here,
+    below every package, so the model-URI resolver (embedding) and the runs read one definition."""
+    env = os.environ.get("MLFLOW_TRACKING_URI")
+    return env if env and env not in OWN_TRACKING_URIS else project_tracking_uri(root)
+
+
 @lru_cache(maxsize=8)
 def _load_params(path: str) -> dict[str, Any]:
     p = Path(path)
@@ -101,6 +118,10 @@ class Settings:
 
     def index_dir(self) -> Path:
         return self.path("indices")
+
+    def tracking_uri(self) -> str:
+        """The MLflow store runs of this checkout log to (:func:`tracking_uri`)."""
+        return tracking_uri(self.root)
 
     def cache_dir(self) -> Path:
         return self.path("cache")

@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from hublab.errors import InputError, raise_all
+from hublab.llm.endpoints import LLMEndpoint, llm_endpoints  # noqa: F401 (re-exported)
 from hublab.redact import redact
 
 #: seconds to wait for a tracking server before giving up (a closed port answers at once; a black hole does not)
@@ -100,7 +101,7 @@ def output_dir_problem(path: Path) -> str | None:
 def tracking_problem(root: Path) -> str | None:
     """One line if the MLflow store cannot be used: a server that does not answer (checked with a short connect,
     not MLflow's minutes of retries) or a sqlite store that cannot be written."""
-    from hublab.tracking.mlflow_log import tracking_uri
+    from hublab.config import tracking_uri
 
     uri = tracking_uri(root)
     parsed = urlparse(uri)
@@ -155,48 +156,6 @@ def missing_env_vars(cfg: Any) -> list[str]:
 
 
 # ---------------- the LLM endpoint ----------------
-@dataclass(frozen=True)
-class LLMEndpoint:
-    """One ``backend: openai`` LLM a run will call: where it is configured, the endpoint, model and key variable
-    (resolved as ``OpenAICompatibleLLM`` resolves it: OpenAI's own API reads ``OPENAI_API_KEY`` by default)."""
-
-    field: str
-    base_url: str | None
-    model: str
-    key_env: str | None
-
-
-def llm_endpoints(cfg: Any) -> list[LLMEndpoint]:
-    """The distinct OpenAI-compatible LLMs a run of ``cfg`` calls (after the ``--llm-base-url`` override): the
-    pipeline's (when the retriever class ``uses_llm`` or an enabled pipe has no LLM of its own), an enabled pipe's
-    own, and the judge of the generation metrics. A configured LLM nothing calls needs no key and costs nothing."""
-    from hublab.llm.requests import is_openai_endpoint
-    from hublab.retrievers.registry import get_retriever_class
-
-    pipes = [getattr(cfg, pipe) for pipe in ("pre_retrieval", "post_retrieval", "generation")]
-    try:
-        top_used = get_retriever_class(cfg.retriever_type).uses_llm
-    except Exception:  # noqa: BLE001 - an unknown retriever is reported by the config check; assume it calls
-        top_used = True
-    top_used = top_used or any(p.get("enabled") and not p.get("llm") for p in pipes)
-    sections = [("llm", cfg.llm)] if top_used else []
-    for pipe in ("pre_retrieval", "post_retrieval", "generation"):
-        section = getattr(cfg, pipe)
-        if section.get("enabled") and section.get("llm"):
-            sections.append((f"{pipe}.llm", section["llm"]))
-    if cfg.evaluation.get("generation_metrics") and cfg.evaluation.get("judge_llm"):
-        sections.append(("evaluation.judge_llm", cfg.evaluation["judge_llm"]))
-    out: dict[tuple[Any, ...], LLMEndpoint] = {}
-    for name, sec in sections:
-        if (sec or {}).get("backend") != "openai":
-            continue
-        base_url = sec.get("base_url") or None
-        env = sec.get("api_key_env") or ("OPENAI_API_KEY" if is_openai_endpoint(base_url) else None)
-        ep = LLMEndpoint(name, base_url, str(sec.get("model") or "gpt-4o-mini"), env)
-        out.setdefault((ep.base_url, ep.model, ep.key_env), ep)
-    return list(out.values())
-
-
 def _get_models(ep: LLMEndpoint, key: str | None) -> Any:
     """``GET <base_url>/models`` with a short connect and read timeout and no retries (httpx, which the OpenAI
     client itself uses; the client would cost a second of imports before the check can say anything)."""

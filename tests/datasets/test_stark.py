@@ -8,11 +8,11 @@ import pytest
 from typer.testing import CliRunner
 
 from baseline_support import ScriptedLLM
-from hublab.datasets.stark.evaluate import evaluate, ranked_node_ids
 from hublab.datasets.stark.skb import SkbKnowledgeGraph, load_qa
 from hublab.datasets.stark.synthetic import write_synthetic_skb
 from hublab.errors import InputError
 from hublab.evaluation.stark import query_metrics
+from hublab.experiment.stark_eval import evaluate, ranked_node_ids
 from hublab.retrievers.base import Resources
 from hublab.retrievers.registry import build_retriever
 

@@ -59,45 +59,60 @@ def run_cmd(
     """Run a pipeline over a KGQA dataset, evaluate it and log one MLflow run (resumable); help: RUN_HELP."""
     import sys
 
-    from rich.console import Console
-    from rich.table import Table
-
     from hublab.config import settings
+    from hublab.experiment.request import RunRequest
     from hublab.preflight import check_llm, check_run, llm_endpoints, print_warnings
 
     use_llm_endpoint(llm_base_url, llm_model)
     st = settings()
     checked = check_run(pipeline, graph, dataset, settings=st, experiment=experiment, output=output,
                         report_dir=report_dir, llm_base_url=llm_base_url, tracking=not dry_run)
-    cfg = checked.cfg
-    uses_llm = bool(llm_endpoints(cfg))
+    # the run, decided once: everything below (estimate, runner, report) reads it from here
+    from hublab.progress import want_progress
+
+    show = bool(progress) if as_json and progress is None else want_progress(progress)
+    req = RunRequest(checked.cfg, graph, dataset, st, limit=limit, experiment=experiment, resume=resume,
+                     track_carbon=carbon, progress=show, trace=trace)
+    uses_llm = bool(llm_endpoints(req.cfg))
     if dry_run:
         print_warnings(checked.warnings)
-        typer.echo(_estimate(cfg, st, graph, dataset, limit).line())
+        typer.echo(_estimate(req).line())
         return
     if uses_llm:
         # before any model load or question; a missing key is then said once, by this check, not also warned about
-        checked.warnings[:0] = check_llm(cfg)
+        checked.warnings[:0] = check_llm(req.cfg)
     print_warnings(checked.warnings)
-    if uses_llm or cfg.llm.get("backend") == "llamacpp":
-        print(_estimate(cfg, st, graph, dataset, limit).line(), file=sys.stderr)
-    from hublab.experiment.runner import KEY_METRICS, run_experiment
-    from hublab.progress import want_progress
-    from hublab.tracking.mlflow_log import tracking_uri
+    if uses_llm or req.cfg.llm.get("backend") == "llamacpp":
+        print(_estimate(req).line(), file=sys.stderr)
+    from hublab.experiment.runner import run_experiment
+
+    s = run_experiment(req)
+    con = _print_summary(req, s, as_json)
+    _write_outputs(s, output, report_dir, con)
+    if s.failed:
+        con.print(f"[red]run FAILED[/red]: {s.failure_reason}")
+        raise typer.Exit(s.exit_code)
+
+
+def _print_summary(req, s, as_json: bool):
+    """The run's key metrics: a table on stdout, or JSON on stdout and the table on stderr (quiet) with --json; then
+    the MLflow run's link (stderr under --json). Returns the console later messages go to."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from hublab.experiment.runner import KEY_METRICS
     from hublab.tracking.run_link import run_link
 
-    show = bool(progress) if as_json and progress is None else want_progress(progress)
-    s = run_experiment(cfg, graph, dataset, limit=limit, experiment=experiment, resume=resume, track_carbon=carbon,
-                       progress=show, trace=trace)
-    link = run_link(tracking_uri(st.root), s.experiment_id, s.run_id) if s.run_id else None
+    link = run_link(req.tracking_uri, s.experiment_id, s.run_id) if s.run_id else None
     if as_json:
-        typer.echo(json.dumps({"pipeline": cfg.name, "graph": graph, "dataset": dataset, "run_id": s.run_id,
-                               "n_questions": s.n_questions, "scope": s.scope, "metrics": s.metrics,
-                               "index_build_s": s.index_build_s, "skipped_metrics": s.skipped_metrics},
+        typer.echo(json.dumps({"pipeline": req.cfg.name, "graph": req.graph, "dataset": req.dataset,
+                               "run_id": s.run_id, "n_questions": s.n_questions, "scope": s.scope,
+                               "metrics": s.metrics, "index_build_s": s.index_build_s,
+                               "skipped_metrics": s.skipped_metrics},
                               indent=1, sort_keys=True, default=str))
     con = Console(stderr=as_json, quiet=as_json)
-    t = Table(title=f"{cfg.name} on {dataset} ({s.scope if not s.full else f'{s.n_questions} questions'}) — "
-                    f"MLflow run {s.run_id}")
+    t = Table(title=f"{req.cfg.name} on {req.dataset} ({s.scope if not s.full else f'{s.n_questions} questions'}) "
+                    f"— MLflow run {s.run_id}")
     t.add_column("metric")
     t.add_column("value", justify="right")
     for m in (*KEY_METRICS, "runtime", "index_build_s", "llm_tokens", "emissions", "n_errors", "n_empty_results",
@@ -109,6 +124,11 @@ def run_cmd(
         con.print(f"[yellow]skipped[/yellow] {m}: {why}")
     if link:  # on stderr under --json: stdout stays the JSON document
         typer.echo(link, err=as_json)
+    return con
+
+
+def _write_outputs(s, output: Path | None, report_dir: Path | None, con) -> None:
+    """--output (aggregate metrics JSON) and --report-dir (DVC metrics and plots) of a finished run."""
     try:
         if output:
             output.parent.mkdir(parents=True, exist_ok=True)
@@ -123,27 +143,26 @@ def run_cmd(
         raise HubLabError(f"the run finished (MLflow run {s.run_id}, results kept in {s.output_dir}) but writing "
                           f"{exc.filename or output or report_dir} failed: {exc.strerror or exc}; rerun the same "
                           "command to write it again (nothing is recomputed)") from None
-    if s.failed:
-        con.print(f"[red]run FAILED[/red]: {s.failure_reason}")
-        raise typer.Exit(s.exit_code)
 
 
-def _estimate(cfg, st, graph: str, dataset: str, limit: int | None):
+def _estimate(req):
     """The run's LLM estimate for its number of questions (the dataset was read by the check already)."""
     from hublab.datasets.catalog import load_dataset
+    from hublab.llm.endpoints import llm_endpoints
     from hublab.llm.estimate import estimate
-    from hublab.preflight import bound_tracking_retries, llm_endpoints, tracking_problem
-    from hublab.tracking.mlflow_log import tracking_uri
+    from hublab.preflight import bound_tracking_retries, tracking_problem
     from hublab.tracking.run_lookup import measured_tokens
 
-    n = len(load_dataset(st, dataset))
+    cfg, st = req.cfg, req.settings
+    n = len(load_dataset(st, req.dataset))
     uses_llm = bool(llm_endpoints(cfg)) or cfg.llm.get("backend") == "llamacpp"
     measured = None
     # a store that does not answer gives no measurement in seconds, not after MLflow's minutes of retries
     if uses_llm and tracking_problem(st.root) is None:
         bound_tracking_retries()
-        measured = measured_tokens(cfg, graph, dataset, tracking_uri(st.root))
-    return estimate(cfg, min(n, limit) if limit else n, thesis_dir=st.path("thesis_results"), measured=measured)
+        measured = measured_tokens(cfg, req.graph, req.dataset, req.tracking_uri)
+    return estimate(cfg, min(n, req.limit) if req.limit else n, thesis_dir=st.path("thesis_results"),
+                    measured=measured)
 
 
 @app.command("index", cls=StrictCommand)

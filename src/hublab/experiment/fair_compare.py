@@ -155,6 +155,7 @@ def run_comparison(st: Settings, items: list[Entry], *, graphs=GRAPHS, bound: in
     """Run (or resume) every entry on every graph at the output bound; return the rows with their statistics."""
     import copy
 
+    from hublab.experiment.request import RunRequest
     from hublab.experiment.runner import run_experiment
 
     held = tuning_questions(st) if any(g == "gv1" for g, _ in graphs) else None
@@ -163,8 +164,9 @@ def run_comparison(st: Settings, items: list[Entry], *, graphs=GRAPHS, bound: in
         for graph, dataset in graphs:
             cfg = copy.deepcopy(entry.cfg)
             cfg.retriever_params["max_output_triples"] = int(bound)
-            s = run_experiment(cfg, graph, dataset, limit=limit, experiment=experiment, settings=st,
-                               run_name=f"{cfg.name}·{graph}", track_carbon=False, progress=progress, trace=False)
+            s = run_experiment(RunRequest(cfg, graph, dataset, st, limit=limit, experiment=experiment,
+                                          run_name=f"{cfg.name}·{graph}", track_carbon=False, progress=progress,
+                                          trace=False))
             rows += _rows_for(entry, graph, s.per_question, held if graph == "gv1" else None, s.run_id or "",
                               _thesis_map(st, entry.method, graph))
     add_statistics(rows)

@@ -74,7 +74,7 @@ def estimate(cfg: Any, n_questions: int, *, thesis_dir: Path, measured: float | 
     """The run's estimate: its own measurement (``measured``: tokens per question of this configuration's last
     run, looked up by the caller in the tracking store: :func:`hublab.tracking.run_lookup.measured_tokens`), else the
     thesis's."""
-    from hublab.preflight import llm_endpoints
+    from hublab.llm.endpoints import llm_endpoints
 
     eps = llm_endpoints(cfg)
     if eps:

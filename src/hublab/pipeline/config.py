@@ -194,6 +194,17 @@ class PipelineConfig:
         blob = json.dumps([d, *extra], sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
+    @property
+    def retriever_uses_llm(self) -> bool:
+        """Whether the retriever's own steps call the pipeline's LLM (its class's ``uses_llm``; an unknown retriever,
+        reported by the config check, counts as calling)."""
+        from hublab.retrievers.registry import get_retriever_class
+
+        try:
+            return bool(get_retriever_class(self.retriever_type).uses_llm)
+        except Exception:  # noqa: BLE001
+            return True
+
     def pipe_llm(self, pipe: str) -> dict[str, Any]:
         """The LLM config of a pipe: its own ``llm`` or the pipeline's top-level one."""
         own = getattr(self, pipe, {}).get("llm")

@@ -6,6 +6,7 @@ runs over rdflib or a SPARQL endpoint, Milvus Lite or a cluster, OpenAI or llama
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import typing
 from abc import ABC, abstractmethod
@@ -88,6 +89,18 @@ def _checkable(tp: Any) -> Any:
     return tp
 
 
+def _dataclass_params(params_type: type | None) -> dict[str, tuple[Any, Any]]:
+    """``{name: (type, default)}`` of a method's parameter dataclass (:attr:`Retriever.params_type`)."""
+    if params_type is None:
+        return {}
+    hints = typing.get_type_hints(params_type, include_extras=True)
+    out: dict[str, tuple[Any, Any]] = {}
+    for f in dataclasses.fields(params_type):
+        default = f.default if f.default is not dataclasses.MISSING else ...
+        out[f.name] = (_checkable(hints.get(f.name, Any)), default)
+    return out
+
+
 class Retriever(ABC):
     """A KGQA retriever. Must return the triples it used (thesis §7.1.4), ranked best first.
 
@@ -118,6 +131,9 @@ class Retriever(ABC):
     COMMON_PARAMS: ClassVar[dict[str, tuple[Any, Any]]] = {
         "max_output_triples": (Annotated[int, pydantic.Field(ge=1)] | None, None),
     }
+    #: A method with many parameters declares them as a dataclass (fields: types with ranges via ``Annotated``,
+    #: defaults) instead of keyword-only ``__init__`` arguments; its ``__init__`` takes ``**params`` and builds it.
+    params_type: ClassVar[type | None] = None
     max_output_triples: int | None = None
 
     def __init__(self, resources: Resources, **params: Any) -> None:
@@ -138,6 +154,8 @@ class Retriever(ABC):
                 hints = typing.get_type_hints(init, include_extras=True)
             except Exception:  # noqa: BLE001 - an unresolvable annotation is checked as Any
                 hints = {}
+            for name, spec in _dataclass_params(vars(klass).get("params_type")).items():
+                out.setdefault(name, spec)
             sig = inspect.signature(init)
             for p in sig.parameters.values():
                 if p.kind is p.KEYWORD_ONLY and p.name not in out:
@@ -163,6 +181,7 @@ class Retriever(ABC):
     @classmethod
     def _declares(cls, key: str) -> bool:
         return any(key in inspect.signature(vars(k)["__init__"]).parameters
+                   or key in _dataclass_params(vars(k).get("params_type"))
                    for k in cls.__mro__ if k is not Retriever and "__init__" in vars(k))
 
     @classmethod

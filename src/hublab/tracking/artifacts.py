@@ -17,14 +17,16 @@ from hublab.retrievers.registry import available, get_retriever_class
 PLOT_METRICS = (names.RECALL, names.PRECISION, names.F1, names.HITS_AT_10, names.MAP_AT_10)
 
 
-def predictions_rows(cfg: PipelineConfig, records: list[dict[str, Any]], config_hash: str) -> list[dict[str, Any]]:
+def predictions_rows(cfg: PipelineConfig, records: list[dict[str, Any]], config_hash: str,
+                     secrets: list[str] | None = None) -> list[dict[str, Any]]:
     """Thesis layout: config_hash, uid, generated_answer, retrieved_context, metric columns, runtime,
     llm_tokens, carbon columns, flattened config, then the dataset columns. Secret-looking config keys are
     dropped and secret values masked (see ``mlflow_log.scrub``)."""
     from hublab.tracking.mlflow_log import env_names_in, safe_params, secret_values
 
     flat = flatten(cfg.to_dict())
-    secrets = secret_values(env_names_in(flat))
+    if secrets is None:
+        secrets = secret_values(env_names_in(flat))
     flat_cfg = {f"config.{k}": v for k, v in safe_params(flat, secrets).items()}
     rows = []
     for r in records:
@@ -115,16 +117,19 @@ def _plots(out: Path, metrics: dict[str, float], slices: dict[str, dict[str, dic
 def log_run_artifacts(cfg: PipelineConfig, records: list[dict[str, Any]], metrics: dict[str, float],
                       slices: dict[str, dict[str, dict[str, float]]], out_dir: Path, *, graph: str, dataset: str,
                       settings: Settings, config_hash: str | None = None,
-                      identity: dict[str, Any] | None = None) -> None:
+                      identity: dict[str, Any] | None = None, secrets: list[str] | None = None) -> None:
+    """The run's artifacts (predictions, config, identity, metrics, slices, thesis reference); ``secrets`` as the
+    run resolved them (:attr:`RunRequest.secrets`), else read from the environment now."""
     import mlflow
 
     from hublab.tracking.mlflow_log import env_names_in, scrub_obj, secret_values
 
     chash = config_hash or out_dir.name
-    secrets = secret_values(env_names_in(flatten(cfg.to_dict())))
+    if secrets is None:
+        secrets = secret_values(env_names_in(flatten(cfg.to_dict())))
     art = out_dir / "artifacts"
     art.mkdir(parents=True, exist_ok=True)
-    write_csv(predictions_rows(cfg, records, chash), art / "predictions.csv")
+    write_csv(predictions_rows(cfg, records, chash, secrets), art / "predictions.csv")
     (art / "pipeline.yaml").write_text(yaml.safe_dump(scrub_obj(cfg.to_dict(), secrets), sort_keys=False))
     if identity is not None:
         (art / "run_identity.json").write_text(json.dumps(identity, indent=1, sort_keys=True))

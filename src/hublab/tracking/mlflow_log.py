@@ -20,6 +20,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from hublab.config import OWN_TRACKING_URIS, project_tracking_uri, tracking_uri  # noqa: F401 (re-exported)
 from hublab.evaluation import names
 from hublab.pipeline.config import looks_secret
 
@@ -29,17 +30,7 @@ _MIN_SECRET_LEN = 6  # shorter env values ("1", "true") are not masked: they wou
 _MARK = "/mlruns/artifacts"
 
 
-def project_tracking_uri(root: Path) -> str:
-    return f"sqlite:///{(root / 'mlruns' / 'mlflow.db').resolve()}"
-
-
-_OURS: set[str] = set()  # project URIs we set: mlflow.set_tracking_uri exports them as $MLFLOW_TRACKING_URI
-
-
-def tracking_uri(root: Path) -> str:
-    """``$MLFLOW_TRACKING_URI`` when the user set it, else the project's sqlite store under ``mlruns/``."""
-    env = os.environ.get("MLFLOW_TRACKING_URI")
-    return env if env and env not in _OURS else project_tracking_uri(root)
+_OURS = OWN_TRACKING_URIS  # the one set: config.tracking_uri must see what setup() exported
 
 
 def artifact_root(root: Path) -> str:

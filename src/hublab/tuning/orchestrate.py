@@ -210,41 +210,16 @@ def base_identity(base: dict[str, Any], graph: str, dataset: str, limit: int | N
 
 def run_tune(req: TuneRequest, *, settings: Settings | None = None, evaluator: Evaluator | None = None) -> TuneOutcome:
     """Run, resume or join the study ``req.study``; write its outputs; return the result."""
-    import yaml
     from mlflow.tracking import MlflowClient
 
     from hublab.config import settings as load_settings
-    from hublab.pipeline.config import load_pipeline
-    from hublab.tracking import mlflow_log
-    from hublab.tuning.report import write_outputs
     from hublab.tuning.runner_eval import runner_evaluator
-    from hublab.tuning.space import (
-        applicable,
-        check_space,
-        require_grid,
-        set_path,
-        space_from_pipeline,
-        space_from_thesis_json,
-    )
 
     st = settings or load_settings()
     if req.index_dir is not None:
         paths = {**st.section("paths"), "indices": str(Path(req.index_dir).resolve())}
         st = Settings(st.root, {**st.params, "paths": paths})
-    cfg = load_pipeline(req.pipeline)
-    base = cfg.to_dict()
-    for path, value in req.base_overrides.items():
-        base = set_path(base, path, value)
-    space = space_from_thesis_json(req.thesis_params) if req.thesis_params else space_from_pipeline(
-        cfg.search_space, source=str(req.pipeline))
-    space = applicable(space, base)
-    if not space.factors:
-        raise InputError("no factors to study: add a search_space section or pass --thesis-params",
-                         file=str(req.pipeline))
-    if not req.thesis_params:
-        check_space(space, base, source=str(req.pipeline))
-    if req.mode == "ofat":
-        require_grid(space, source=str(req.pipeline))
+    base, space = _base_and_space(req)
     graph = req.graph or st.graph_for_dataset(req.dataset)
     (st.root / "mlruns").mkdir(parents=True, exist_ok=True)
     storage = req.storage or f"sqlite:///{(st.root / 'mlruns' / 'optuna.db').resolve()}"
@@ -260,7 +235,7 @@ def run_tune(req: TuneRequest, *, settings: Settings | None = None, evaluator: E
         fresh_study(spec)
     experiment = req.experiment or f"tune-{req.study}"
     exp_id = _setup_experiment(st.root, experiment)
-    client = MlflowClient(mlflow_log.tracking_uri(st.root))
+    client = MlflowClient(st.tracking_uri())
     optuna.logging.set_verbosity(optuna.logging.WARNING)
 
     recovered: list[bool] = []
@@ -288,6 +263,49 @@ def run_tune(req: TuneRequest, *, settings: Settings | None = None, evaluator: E
         raise
     parent_id = parent[-1]
     out_dir = req.output_dir or (st.root / "outputs" / "studies" / req.study)
+    written = _publish(client, parent_id, result, base, out_dir)
+    _end_parent(client, parent_id, result.study, "FINISHED")
+    return TuneOutcome(result, spec, out_dir, experiment, parent_id, written, bool(recovered))
+
+
+def _base_and_space(req: TuneRequest) -> tuple[dict[str, Any], Any]:
+    """The study's base config (the pipeline with ``req.base_overrides``) and its checked search space: the
+    pipeline's ``search_space`` or the thesis's parameter file, only the factors that apply to the base."""
+    from hublab.pipeline.config import load_pipeline
+    from hublab.tuning.space import (
+        applicable,
+        check_space,
+        require_grid,
+        set_path,
+        space_from_pipeline,
+        space_from_thesis_json,
+    )
+
+    cfg = load_pipeline(req.pipeline)
+    base = cfg.to_dict()
+    for path, value in req.base_overrides.items():
+        base = set_path(base, path, value)
+    space = space_from_thesis_json(req.thesis_params) if req.thesis_params else space_from_pipeline(
+        cfg.search_space, source=str(req.pipeline))
+    space = applicable(space, base)
+    if not space.factors:
+        raise InputError("no factors to study: add a search_space section or pass --thesis-params",
+                         file=str(req.pipeline))
+    if not req.thesis_params:
+        check_space(space, base, source=str(req.pipeline))
+    if req.mode == "ofat":
+        require_grid(space, source=str(req.pipeline))
+    return base, space
+
+
+def _publish(client: Any, parent_id: str, result: StudyResult, base: dict[str, Any], out_dir: Path) -> list[Path]:
+    """The study's tables and base pipeline under ``out_dir``, logged to its parent run with the best trial's
+    metrics (``best.*``) and the number of trials still pending; returns the files written."""
+    import yaml
+
+    from hublab.tracking import mlflow_log
+    from hublab.tuning.report import write_outputs
+
     paths = write_outputs(result, out_dir)
     base_yaml = out_dir / "base_pipeline.yaml"
     _atomic_write(base_yaml, yaml.safe_dump(base, sort_keys=False))
@@ -300,8 +318,7 @@ def run_tune(req: TuneRequest, *, settings: Settings | None = None, evaluator: E
         client.log_batch(parent_id, metrics=[Metric(k, v, ts, 0) for k, v in mlflow_log.finite_metrics(
             {f"best.{k}": v for k, v in result.best["metrics"].items()}).items()])
     client.set_tag(parent_id, "hublab.pending_trials", str(len(result.pending)))
-    _end_parent(client, parent_id, result.study, "FINISHED")
-    return TuneOutcome(result, spec, out_dir, experiment, parent_id, [*paths, base_yaml], bool(recovered))
+    return [*paths, base_yaml]
 
 
 def _end_parent(client: Any, run_id: str, study: optuna.Study, status: str) -> None:

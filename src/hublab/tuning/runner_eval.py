@@ -17,12 +17,22 @@ from hublab.tuning.study import RECALL, TrialRequest
 def runner_evaluator(graph: str, dataset: str, *, limit: int | None, experiment: str, settings: Settings,
                      prune_every: int = 10, objective: str = RECALL, track_carbon: bool = True,
                      log_artifacts: bool = True):
+    from functools import partial
+
+    from hublab.experiment.request import RunRequest
     from hublab.experiment.runner import run_experiment
+
+    # what every trial's run shares, decided once for the study; a trial adds its config, name and parent run
+    study_run = partial(RunRequest, graph=graph, dataset=dataset, settings=settings, limit=limit,
+                        experiment=experiment, progress=False, track_carbon=track_carbon, trace=False,
+                        log_artifacts=log_artifacts)
 
     def evaluate(req: TrialRequest) -> dict[str, float]:
         cfg = PipelineConfig.from_dict(req.config, source=f"trial {req.name}")
+        run = study_run(cfg=cfg, run_name=req.name, parent_run_id=req.parent_run_id,
+                        nested=req.parent_run_id is not None)
         if req.parent_run_id is not None:
-            _detach_foreign_run(settings, cfg.config_hash(graph, dataset), req.parent_run_id)
+            _detach_foreign_run(settings, run.config_hash, req.parent_run_id)
         on_question = None
         if req.report is not None:
             def on_question(done: int, total: int, partial: dict[str, float]) -> bool:
@@ -30,11 +40,7 @@ def runner_evaluator(graph: str, dataset: str, *, limit: int | None, experiment:
                     return False
                 return req.report(done, float(partial[objective]))
 
-        summary = run_experiment(cfg, graph, dataset, limit=limit, experiment=experiment,
-                                 parent_run_id=req.parent_run_id, nested=req.parent_run_id is not None,
-                                 run_name=req.name, on_question=on_question, settings=settings,
-                                 progress=False, track_carbon=track_carbon, trace=False,
-                                 log_artifacts=log_artifacts)
+        summary = run_experiment(run, on_question=on_question)
         if summary.stopped:
             return {"_pruned": 1.0}
         return dict(summary.metrics)
@@ -51,7 +57,6 @@ def _detach_foreign_run(settings: Settings, config_hash: str, parent_run_id: str
     from mlflow.tracking import MlflowClient
 
     from hublab.experiment.runner import Checkpoint
-    from hublab.tracking import mlflow_log
 
     directory = settings.root / "outputs" / "runs" / config_hash
     if not (directory / "state.json").exists():
@@ -62,7 +67,7 @@ def _detach_foreign_run(settings: Settings, config_hash: str, parent_run_id: str
     if not run_id:
         return
     try:
-        run = MlflowClient(mlflow_log.tracking_uri(settings.root)).get_run(run_id)
+        run = MlflowClient(settings.tracking_uri()).get_run(run_id)
         owner = run.data.tags.get("mlflow.parentRunId")
     except Exception:  # noqa: BLE001 - a run that cannot be read is not ours either; the runner makes a new one
         owner = None

@@ -13,7 +13,6 @@ elsewhere before it reports, so every worker ends with the complete table.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import logging
 import os
@@ -21,109 +20,39 @@ import socket
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import optuna
 
 from hublab.errors import InputError
-from hublab.evaluation import names
-from hublab.tuning.ofat import FactorRow, OfatTrial, apply_overrides, ofat_table, ofat_trials
+from hublab.tuning.ofat import OfatTrial, apply_overrides, ofat_table, ofat_trials
 from hublab.tuning.space import Param, SearchSpace, get_path, optuna_param, same_value
 from hublab.tuning.storage import (
-    DEFAULT_GRACE_S,
-    DEFAULT_HEARTBEAT_S,
     NoPlannedTrialLeft,
     StudyStorage,
-    make_storage,
-    study_lock,
+)
+from hublab.tuning.study_open import (  # noqa: F401 (fresh_study, open_study re-exported)
+    _check_attrs,
+    _fail_legacy_running,
+    fresh_study,
+    locked,
+    open_study,
+)
+from hublab.tuning.study_spec import (  # noqa: F401 (the study's public types, re-exported)
+    HITS,
+    MINIMIZE,
+    RECALL,
+    Evaluator,
+    ProgressFn,
+    StudyResult,
+    StudySpec,
+    TrialReporter,
+    TrialRequest,
+    direction_of,
 )
 
 log = logging.getLogger(__name__)
 
-# Metrics where smaller is better (everything else is maximised).
-MINIMIZE = {"runtime", "llm_tokens", "emissions", "energy", "runtime_s", "total_energy_consumption"}
-RECALL = names.RECALL
-HITS = names.HITS_AT_10
-
-
-def direction_of(metric: str) -> str:
-    return "minimize" if metric in MINIMIZE or metric.startswith(("runtime", "llm_tokens", "emissions")) \
-        else "maximize"
-
-
-class TrialReporter(Protocol):
-    def __call__(self, step: int, value: float) -> bool:
-        """Report a partial objective value after ``step`` questions; True means: prune now."""
-
-
-@dataclass
-class TrialRequest:
-    """What an evaluator is asked to run."""
-
-    name: str
-    config: dict[str, Any]
-    overrides: dict[str, Any]
-    report: TrialReporter | None = None  # set only when pruning is possible (single objective)
-    parent_run_id: str | None = None
-
-
-Evaluator = Callable[[TrialRequest], dict[str, float]]
-
-
-@dataclass
-class StudySpec:
-    name: str
-    mode: str = "ofat"  # ofat | tpe | nsga2
-    storage: str | None = None
-    # tpe/nsga2: trials in the whole study (a resume tops up to this many);
-    # ofat: at most this many of the grid's trials in this invocation (None = the rest of the grid)
-    n_trials: int | None = None
-    objectives: list[str] = field(default_factory=lambda: [RECALL])
-    seed: int = 0
-    prune: bool = True
-    heartbeat_interval: int = DEFAULT_HEARTBEAT_S
-    grace_period: int | None = DEFAULT_GRACE_S
-    max_retry: int = 1  # retries of a trial whose worker died (its heartbeat stopped)
-    poll_interval: float | None = None  # wait between looks at other workers' trials (default: heartbeat)
-    # what the trials are measured on (base pipeline without its search space, graph, dataset, question limit):
-    # a study resumed or joined on another one would mix incomparable trials (docs/tuning.md)
-    identity: str | None = None
-    # tpe: the base configuration is the study's first trial (inside the budget), so a tuned configuration is
-    # never chosen over a default it was not measured against
-    enqueue_base: bool = False
-
-    def validate(self) -> None:
-        if self.mode not in ("ofat", "tpe", "nsga2"):
-            raise InputError(f"unknown mode {self.mode!r}; expected ofat, tpe or nsga2", field="mode")
-        if self.mode == "nsga2" and len(self.objectives) < 2:
-            raise InputError("nsga2 needs at least two objectives (e.g. recall_triples,runtime)", field="objectives")
-        if self.mode in ("tpe", "nsga2") and not self.n_trials:
-            raise InputError(f"--n-trials is required for mode {self.mode}", field="n_trials")
-        if self.n_trials is not None and self.n_trials < 1:
-            raise InputError("--n-trials must be positive", field="n_trials")
-        grace = self.grace_period
-        if self.heartbeat_interval < 1 or (grace is not None and grace <= self.heartbeat_interval):
-            raise InputError("need heartbeat interval >= 1 s and grace period > heartbeat interval",
-                             field="heartbeat_interval")
-
-
-@dataclass
-class StudyResult:
-    study: optuna.Study
-    spec: StudySpec
-    trials: list[dict[str, Any]]
-    table: list[FactorRow] = field(default_factory=list)
-    chosen: dict[str, Any] = field(default_factory=dict)
-    pareto: list[dict[str, Any]] = field(default_factory=list)
-    best: dict[str, Any] | None = None
-    skipped_factors: list[tuple[str, str]] = field(default_factory=list)
-    pending: list[str] = field(default_factory=list)  # OFAT trials not COMPLETE yet (budget, failures)
-    ran: int = 0  # trials this worker ran in this call
-    planned: int = 0  # OFAT grid size / tpe-nsga2 n_trials
-
-
-ProgressFn = Callable[[int, int], None]  # (finished trials of the study, planned)
 WORKER = f"{socket.gethostname()}:{os.getpid()}"
 _TS = optuna.trial.TrialState
 
@@ -131,108 +60,6 @@ _TS = optuna.trial.TrialState
 def _params(space: SearchSpace, base_cfg: dict[str, Any]) -> dict[str, Param]:
     """The Optuna parameter (real distribution) of every factor, spanning its values and the base value."""
     return {f.path: optuna_param(f, get_path(base_cfg, f.path, None)) for f in space.factors}
-
-
-def _sampler(spec: StudySpec) -> optuna.samplers.BaseSampler:
-    if spec.mode == "tpe":
-        return optuna.samplers.TPESampler(seed=spec.seed)
-    if spec.mode == "nsga2":
-        return optuna.samplers.NSGAIISampler(seed=spec.seed, population_size=max(4, min(20, spec.n_trials or 8)))
-    # OFAT trials are all enqueued; the sampler is never consulted for them.
-    return optuna.samplers.RandomSampler(seed=spec.seed)
-
-
-def _storage(spec: StudySpec) -> StudyStorage | None:
-    if not spec.storage:
-        return None  # in-memory: one process, nothing to coordinate
-    return make_storage(spec.storage, heartbeat_interval=spec.heartbeat_interval, grace_period=spec.grace_period,
-                        max_retry=spec.max_retry)
-
-
-def open_study(spec: StudySpec) -> optuna.Study:
-    spec.validate()
-    directions = [direction_of(m) for m in spec.objectives] if spec.mode == "nsga2" else \
-        [direction_of(spec.objectives[0])]
-    pruner = optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=1) if (
-        spec.mode == "tpe" and spec.prune) else optuna.pruners.NopPruner()
-    return optuna.create_study(
-        storage=_storage(spec),
-        study_name=spec.name,
-        sampler=_sampler(spec),
-        pruner=pruner,
-        directions=directions,
-        load_if_exists=True,
-    )
-
-
-@contextlib.contextmanager
-def locked(study: optuna.Study):
-    """The study's cross-worker lock (see :func:`hublab.tuning.storage.study_lock`)."""
-    backend = getattr(study._storage, "_backend", study._storage)  # noqa: SLF001 - the RDBStorage behind the cache
-    if isinstance(backend, StudyStorage):
-        with study_lock(backend, study.study_name):
-            yield
-    else:
-        yield
-
-
-def _check_attrs(study: optuna.Study, spec: StudySpec) -> None:
-    _check_identity(study, spec)
-    stored_mode = study.user_attrs.get("mode")
-    if stored_mode and stored_mode != spec.mode:
-        raise InputError(f"study {spec.name!r} exists with mode {stored_mode!r}; use another --study name",
-                         field="study")
-    stored_obj = study.user_attrs.get("objectives")
-    if stored_obj and stored_obj != list(spec.objectives):
-        raise InputError(f"study {spec.name!r} exists with objectives {stored_obj}", field="study")
-    if stored_mode is None:
-        study.set_user_attr("mode", spec.mode)
-    if stored_obj is None:
-        study.set_user_attr("objectives", list(spec.objectives))
-    names = spec.objectives if spec.mode == "nsga2" else spec.objectives[:1]
-    if study.metric_names != list(names):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            study.set_metric_names(list(names))
-
-
-def _check_identity(study: optuna.Study, spec: StudySpec) -> None:
-    """A study's trials are comparable only on the configuration they were measured on: resuming or joining it
-    with another base pipeline, graph, dataset or question limit is refused (a study from before identities were
-    recorded, with trials, is refused too: what it measured is unknown)."""
-    if spec.identity is None:
-        return
-    stored = study.user_attrs.get("base_identity")
-    if stored == spec.identity:
-        return
-    if stored is None and not study.get_trials(deepcopy=False):
-        study.set_user_attr("base_identity", spec.identity)
-        return
-    was = f"was measured on base configuration {stored[:12]}" if stored else "has no recorded base configuration"
-    raise InputError(
-        f"study {spec.name!r} {was}, this command's is {spec.identity[:12]} (the base pipeline, graph, dataset or "
-        f"--limit differ): its trials are not comparable. Use another --study name, or --fresh to delete the "
-        f"study and start it again", field="study")
-
-
-def fresh_study(spec: StudySpec) -> bool:
-    """Delete the study ``spec.name`` from the storage if it exists (``hublab tune --fresh``); True if it did."""
-    storage = _storage(spec)
-    if spec.name not in {s.study_name for s in optuna.get_all_study_summaries(storage, include_best_trial=False)}:
-        return False
-    optuna.delete_study(study_name=spec.name, storage=storage)
-    return True
-
-
-def _fail_legacy_running(study: optuna.Study) -> None:
-    """Studies from before heartbeats: their RUNNING trials can never be judged alive or dead; fail them
-    once (they are re-queued below). Studies with heartbeats never get here again."""
-    if study.user_attrs.get("heartbeats"):
-        return
-    for t in study.get_trials(deepcopy=False, states=(_TS.RUNNING,)):
-        with contextlib.suppress(optuna.exceptions.UpdateFinishedTrialError):
-            study._storage.set_trial_state_values(t._trial_id, _TS.FAIL)  # noqa: SLF001
-    study.set_user_attr("heartbeats", True)
 
 
 def _enqueue_ofat(study: optuna.Study, trials: list[OfatTrial], params: dict[str, Param],

@@ -25,7 +25,8 @@ def build_vector_store(cfg: dict[str, Any] | None, default_path: Path) -> Vector
     if cfg.get("backend", "milvus") != "milvus":
         raise InputError("only the 'milvus' backend is supported", field="vector_store.backend")
     from hublab.vectorstore.index_spec import parse_index
-    from hublab.vectorstore.milvus import MilvusVectorStore, token_from_env
+    from hublab.vectorstore.milvus import MilvusVectorStore
+    from hublab.vectorstore.milvus_client import token_from_env
 
     index = parse_index(cfg.get("index"))
     timeout = cfg.get("timeout_s", 60.0)

@@ -7,161 +7,17 @@ Milvus Lite gotchas handled here: ``flush()`` after inserts (searches before it 
 
 from __future__ import annotations
 
-import os
-import threading
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from hublab.errors import HubLabError, InputError
-from hublab.scores import as64, round_scores
 from hublab.vectorstore.base import HitArrays, SearchHit, VectorStore
 from hublab.vectorstore.index_spec import IndexSpec
-
-# Scores that Milvus returns as distances (smaller = closer) are negated so higher is always better.
-_DISTANCE_METRICS = {"L2"}
-_CLIENTS: dict[str, Any] = {}
-_CLIENTS_LOCK = threading.Lock()
-#: pymilvus 3 sends gRPC keepalive pings every 10 s, also on an idle connection. The Milvus 2.3.5 standalone server
-#: answered them with GOAWAY "too_many_pings" (seen in the GV3 test on idle connections; gRPC logs it to stderr and
-#: the connection is re-established): ping every 5 min, only during calls.
-GRPC_OPTIONS = {"grpc.keepalive_time_ms": 300_000, "grpc.keepalive_permit_without_calls": False}
-#: Milvus's largest search limit (topk), the same in 2.3 and 2.4/2.5.
-MAX_TOPK = 16384
-#: Native hits are rescored in float64; the server's float32 scores differ from those by less than this, so a
-#: fetched hit scoring below (cut - this) proves every row tied with the cut was fetched.
-_F32_SLACK = 1e-5
-#: Rows (vector + fields) a server store keeps per collection for rescoring native hits (~2 KB each).
-_ROW_CACHE_MAX = 200_000
-
-
-def lock_holder(lock_file: Path) -> str | None:
-    """``pid N (command line)`` of the process holding an ``flock`` on ``lock_file`` (from /proc/locks), or None."""
-    try:
-        st = lock_file.stat()
-        locks = Path("/proc/locks").read_text().splitlines()
-    except OSError:
-        return None
-    dev = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
-    for line in locks:
-        parts = line.split()
-        if len(parts) >= 6 and parts[1] == "FLOCK" and parts[5] == dev:
-            pid = parts[4]
-            try:
-                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
-            except OSError:
-                cmd = ""
-            return f"pid {pid}" + (f" ({cmd[:200]})" if cmd else "")
-    return None
-
-
-def _check_lite_lock(uri: str) -> None:
-    """A Milvus Lite folder locked by another process: one line naming that process, instead of the Lite
-    engine's logged traceback and pymilvus's "Open local milvus failed"."""
-    import fcntl
-
-    lock_file = Path(uri) / "LOCK"
-    if not lock_file.is_file():
-        return
-    try:
-        fd = os.open(lock_file, os.O_RDWR)
-    except OSError:
-        return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        fcntl.flock(fd, fcntl.LOCK_UN)
-    except OSError:
-        holder = lock_holder(lock_file) or "another process"
-        raise HubLabError(f"the Milvus Lite index {uri} is in use by {holder}: a Lite file can be opened by one "
-                          "process at a time; wait for it to finish or stop it (or use a Milvus server: "
-                          "vector_store.uri)") from None
-    finally:
-        os.close(fd)
-
-
-def _port_answers(uri: str) -> bool:
-    """Whether something accepts TCP connections at ``uri``'s host and port (tells a refused login from no server:
-    pymilvus reports both as "Fail connecting to server")."""
-    import socket
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(uri if "://" in uri else f"http://{uri}")
-    try:
-        port = parts.port or (443 if parts.scheme == "https" else 19530)  # pymilvus's defaults
-        with socket.create_connection((parts.hostname or "localhost", port), timeout=3):
-            return True
-    except OSError:
-        return False
-
-
-def server_error(uri: str, exc: BaseException, doing: str) -> HubLabError:
-    """One line naming the server and what failed, from a pymilvus exception (whose own message is a repr)."""
-    msg = getattr(exc, "message", None) or str(exc)
-    msg = " ".join(str(msg).split())[:300]
-    return HubLabError(f"Milvus server {uri}: {doing} failed: {msg}")
-
-
-def _quiet_pymilvus() -> None:
-    """pymilvus logs every failed RPC, and every failed reconnect while it retries, with a full traceback; HubLab
-    reports the raised error as one line naming the URI, so those logs would only repeat it as tracebacks."""
-    import logging
-
-    logging.getLogger("pymilvus.decorators").setLevel(logging.CRITICAL)
-    logging.getLogger("pymilvus.client.connection_manager").setLevel(logging.ERROR)
-
-
-def _client(uri: str, token: str | None, timeout: float | None = None):
-    """One MilvusClient per URI (and token, for a server) per process (Milvus Lite allows one process per file
-    anyway). The token is part of the key: a store with another token must not reuse an authorised connection."""
-    key = uri if uri.endswith(".db") else f"{uri}\0{token or ''}"
-    with _CLIENTS_LOCK:
-        if key not in _CLIENTS:
-            from pymilvus import MilvusClient
-
-            if uri.endswith(".db"):
-                _check_lite_lock(uri)
-            else:
-                _quiet_pymilvus()
-            extra = {} if uri.endswith(".db") else {"grpc_options": GRPC_OPTIONS}
-            try:
-                _CLIENTS[key] = MilvusClient(uri=uri, token=token or "", timeout=timeout, **extra)
-            except Exception as exc:  # pymilvus raises its own exception types
-                hint = ""
-                if uri.endswith(".db") and (holder := lock_holder(Path(uri) / "LOCK")):
-                    raise HubLabError(f"the Milvus Lite index {uri} is in use by {holder}: a Lite file can be "
-                                      "opened by one process at a time") from None
-                if uri.endswith(".db"):
-                    hint = (" (a Milvus Lite file can be opened by one process at a time:"
-                            " is another hublab process using it?)")
-                    raise HubLabError(f"cannot open Milvus at {uri}: {exc}{hint}") from exc
-                said = " ".join(str(getattr(exc, "message", None) or exc).split())[:200]  # pymilvus's own reason
-                if _port_answers(uri):
-                    raise InputError(f"the Milvus server at {uri} answers but refused the connection ({said}): a "
-                                     "wrong or missing token (the environment variable named by "
-                                     "vector_store.token_env, user:password), database or TLS setting",
-                                     field="vector_store.token_env") from None
-                raise InputError(f"no Milvus server answers at {uri} (nothing listening, or not reachable; {said}): "
-                                 "start it or fix the URI", field="vector_store.uri") from None
-        return _CLIENTS[key]
-
-
-def content_key(fields: dict[str, Any]) -> tuple:
-    """The tie-break key of a row by content: the exact mirror's (``Mirror.tie_ranks``) for one row."""
-    from hublab.vectorstore.exact import VOLATILE_FIELDS
-
-    return tuple(sorted((k, repr(v)) for k, v in fields.items() if k not in VOLATILE_FIELDS and k != "vector"))
-
-
-def rescore(query: np.ndarray, vectors: np.ndarray, metric: str) -> np.ndarray:
-    """Scores of ``vectors`` for one query as the exact mirror computes them (float64, rounded; L2 negated)."""
-    q, v = as64(query)[0], as64(vectors)
-    if metric == "L2":
-        return round_scores(-((v - q) ** 2).sum(axis=1))
-    if metric == "COSINE":
-        q = q / max(float(np.linalg.norm(q)), 1e-12)
-        v = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
-    return round_scores(v @ q)
+from hublab.vectorstore.milvus_client import GRPC_OPTIONS as GRPC_OPTIONS  # noqa: F401 (re-exported)
+from hublab.vectorstore.milvus_client import _client, release_client, server_error
+from hublab.vectorstore.milvus_native import native_search
 
 
 class MilvusVectorStore(VectorStore):
@@ -424,66 +280,8 @@ class MilvusVectorStore(VectorStore):
         return self._native_search(name, vectors, int(k), filter or "")
 
     def _native_search(self, name: str, vectors, k: int, filter: str) -> list[list[SearchHit]]:
-        """Native search, ordered like the mirror: the server finds the hits (ids and float32 scores only), those
-        that can be in the top k (scoring at least the k-th minus the float32 slack) are rescored in float64 from
-        their vectors (``rescore``), rounded, and sorted by score then content (``content_key``). The server is
-        asked for more than ``k`` hits, and again for more while the last one could still tie with the k-th (many
-        HubLink rows share a text, so ties at the cut are common): the k kept are the exact top k of what the index
-        finds, in a portable order. On FLAT that is the mirror's list.
-
-        Vectors and fields come from a per-collection row cache filled by id (``_rows``): HubLink searches the same
-        hubs again and again, and shipping every hit's 384 floats through pymilvus per search cost seconds."""
-        self._ensure_loaded(name)
-        metric = self._metric_of(name)
-        sign = -1.0 if metric in _DISTANCE_METRICS else 1.0
-        queries = np.asarray(vectors, dtype=np.float32)
-        found: list[list[tuple[int, float]] | None] = [None] * len(queries)
-        pending = list(range(len(queries)))
-        limit = min(max(2 * k, k + 16), MAX_TOPK)
-        while pending:
-            res = self._server_call(
-                self.client.search, name, data=[queries[i].tolist() for i in pending], filter=filter, limit=limit,
-                output_fields=[], search_params=self.index.search_params(limit), timeout=self.timeout,
-                doing=f"searching {name}", **self._read_level())
-            retry = []
-            for i, hits in zip(pending, res, strict=True):
-                got = sorted(((int(h["id"]), sign * float(h["distance"])) for h in hits), key=lambda x: (-x[1], x[0]))
-                if len(got) >= limit and limit < MAX_TOPK and got[-1][1] >= got[k - 1][1] - 2 * _F32_SLACK:
-                    retry.append(i)  # the k-th score's ties may reach past what was fetched
-                else:
-                    cut = got[k - 1][1] - 2 * _F32_SLACK if len(got) >= k else -np.inf
-                    found[i] = [x for x in got if x[1] >= cut]
-            pending, limit = retry, min(4 * limit, MAX_TOPK)
-        rows = self._rows(name, {hid for hits in found for hid, _ in hits or ()})
-        out = []
-        for i, hits in enumerate(found):
-            ids = [hid for hid, _ in hits or () if hid in rows]
-            if not ids:
-                out.append([])
-                continue
-            scores = rescore(queries[i : i + 1], np.stack([rows[h][0] for h in ids]), metric)
-            order = sorted(range(len(ids)), key=lambda j: (-scores[j], rows[ids[j]][2], ids[j]))[:k]
-            out.append([SearchHit(ids[j], float(scores[j]), rows[ids[j]][1]) for j in order])
-        return out
-
-    def _rows(self, name: str, ids: set[int]) -> dict[int, tuple[np.ndarray, dict[str, Any], tuple]]:
-        """id → (vector, fields, content key) for ``ids``, fetched by id for those not cached yet. The cache holds at
-        most ``_ROW_CACHE_MAX`` rows per collection (emptied when full) and is dropped when this process changes
-        the collection."""
-        cache = self._row_cache.setdefault(name, {})
-        missing = sorted(ids - cache.keys())
-        if len(cache) + len(missing) > _ROW_CACHE_MAX:
-            cache.clear()
-            missing = sorted(ids)
-        for start in range(0, len(missing), 4000):
-            chunk = missing[start : start + 4000]
-            got = self._server_call(self.client.query, name, filter=f"id in {chunk}", output_fields=["*", "vector"],
-                                    limit=len(chunk), timeout=self.timeout, doing=f"fetching rows of {name}",
-                                    **self._read_level())
-            for r in got:
-                fields = {key: v for key, v in r.items() if key != "vector"}
-                cache[int(r["id"])] = (np.asarray(r["vector"], dtype=np.float32), fields, content_key(fields))
-        return {i: cache[i] for i in ids if i in cache}
+        """Native search, ordered like the mirror (:func:`hublab.vectorstore.milvus_native.native_search`)."""
+        return native_search(self, name, vectors, k, filter)
 
     def search_arrays(self, name, vectors, k, *, filter="", output_fields) -> list[HitArrays]:
         """Through the mirror: positions → ids, scores and the requested field columns by fancy indexing (no
@@ -535,20 +333,9 @@ class MilvusVectorStore(VectorStore):
         nothing to do (the client is shared per URI and token)."""
         if not self.local_file:
             return
-        with _CLIENTS_LOCK:
-            client = _CLIENTS.pop(self.uri, None)
-        if client is not None:
-            client.close()
+        release_client(self.uri)
         from milvus_lite import server_manager_instance
 
         server_manager_instance.release_server(self.uri)
         self._mirrors.clear()
         self._loaded.clear()
-
-
-def default_uri(default_path: Path) -> str:
-    return str(default_path)
-
-
-def token_from_env(env_name: str | None) -> str | None:
-    return os.environ.get(env_name) if env_name else None

@@ -11,6 +11,7 @@ import csv
 import json
 import pickle
 import random
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -48,60 +49,83 @@ def _save_tensor(arr: np.ndarray, path: Path) -> None:
     torch.save(torch.as_tensor(arr, dtype=torch.long), path)
 
 
-def write_synthetic_skb(root: str | Path, *, n_papers: int = 48, seed: int = 7) -> Path:
-    """Write ``root/processed/*`` and ``root/stark_qa/stark_qa.csv`` + ``root/split/*.index``; return root."""
-    rng = random.Random(seed)
-    root = Path(root)
-    (root / "processed").mkdir(parents=True, exist_ok=True)
-    (root / "stark_qa").mkdir(parents=True, exist_ok=True)
-    (root / "split").mkdir(parents=True, exist_ok=True)
+@dataclass
+class _Graph:
+    """The synthetic MAG: node infos and types, typed edges, and what the queries are built from."""
 
-    node_info: dict[int, dict] = {}
-    node_types: list[int] = []
+    node_info: dict[int, dict] = field(default_factory=dict)
+    node_types: list[int] = field(default_factory=list)
+    edges: list[tuple[int, int, int]] = field(default_factory=list)
+    papers: list[dict] = field(default_factory=list)
+    authors: list[int] = field(default_factory=list)
+    insts: list[int] = field(default_factory=list)
+    affil: dict[int, int] = field(default_factory=dict)
 
-    def add(type_id: int, info: dict) -> int:
-        i = len(node_types)
-        node_types.append(type_id)
-        node_info[i] = {"type": NODE_TYPES[type_id], **info}
+    def add(self, type_id: int, info: dict) -> int:
+        i = len(self.node_types)
+        self.node_types.append(type_id)
+        self.node_info[i] = {"type": NODE_TYPES[type_id], **info}
         return i
 
-    authors = [add(0, {"DisplayName": f"{first} {last}"}) for first, last in zip(FIRST, LAST, strict=True)]
-    insts = [add(1, {"DisplayName": name}) for name in INSTITUTIONS]
-    topics = {t: add(2, {"DisplayName": t, "description": d}) for t, d in TOPICS.items()}
-    edges: list[tuple[int, int, int]] = []
-    affil = {a: rng.choice(insts) for a in authors}
-    for a, inst in affil.items():
-        edges.append((a, inst, 1))
-    papers: list[dict] = []
+
+def write_synthetic_skb(root: str | Path, *, n_papers: int = 48, seed: int = 7) -> Path:
+    """Write ``root/processed/*`` and ``root/stark_qa/stark_qa.csv`` + ``root/split/*.index``; return root."""
+    rng = random.Random(seed)  # one stream, in this order: graph, queries, their shuffle
+    root = Path(root)
+    for sub in ("processed", "stark_qa", "split"):
+        (root / sub).mkdir(parents=True, exist_ok=True)
+    g = _graph(rng, n_papers)
+    _write_qa(root, _queries(rng, g))
+    _write_skb(root / "processed", g, seed)
+    return root
+
+
+def _graph(rng: random.Random, n_papers: int) -> _Graph:
+    g = _Graph()
+    g.authors = [g.add(0, {"DisplayName": f"{first} {last}"}) for first, last in zip(FIRST, LAST, strict=True)]
+    g.insts = [g.add(1, {"DisplayName": name}) for name in INSTITUTIONS]
+    topics = {t: g.add(2, {"DisplayName": t, "description": d}) for t, d in TOPICS.items()}
+    g.affil = {a: rng.choice(g.insts) for a in g.authors}
+    for a, inst in g.affil.items():
+        g.edges.append((a, inst, 1))
     topic_names = list(TOPICS)
     for n in range(n_papers):
         topic = topic_names[n % len(topic_names)]
         title = f"{rng.choice(ADJ)} {rng.choice(METHOD)} for {topic} {n}"
-        by = rng.sample(authors, rng.randint(1, 3))
-        pid = add(3, {"title": title, "abstract": f"We study {TOPICS[topic]}. {title}.", "year": 2015 + n % 8})
+        by = rng.sample(g.authors, rng.randint(1, 3))
+        pid = g.add(3, {"title": title, "abstract": f"We study {TOPICS[topic]}. {title}.", "year": 2015 + n % 8})
         for a in by:
-            edges.append((a, pid, 0))
-        edges.append((pid, topics[topic], 2))
-        for cited in rng.sample([p["id"] for p in papers], min(len(papers), rng.randint(0, 2))):
-            edges.append((pid, cited, 3))
-        papers.append({"id": pid, "title": title, "topic": topic, "authors": by})
+            g.edges.append((a, pid, 0))
+        g.edges.append((pid, topics[topic], 2))
+        for cited in rng.sample([p["id"] for p in g.papers], min(len(g.papers), rng.randint(0, 2))):
+            g.edges.append((pid, cited, 3))
+        g.papers.append({"id": pid, "title": title, "topic": topic, "authors": by})
+    return g
 
-    # ---- queries with exact answers
+
+def _queries(rng: random.Random, g: _Graph) -> list[tuple[str, list[int]]]:
+    """Queries with exact answers, on STaRK's MAG templates, shuffled."""
     queries: list[tuple[str, list[int]]] = []
-    name = {i: node_info[i].get("DisplayName", "") for i in authors + insts}
-    for a in authors:
+    topic_names = list(TOPICS)
+    name = {i: g.node_info[i].get("DisplayName", "") for i in g.authors + g.insts}
+    for a in g.authors:
         for topic in topic_names:
-            ans = [p["id"] for p in papers if a in p["authors"] and p["topic"] == topic]
+            ans = [p["id"] for p in g.papers if a in p["authors"] and p["topic"] == topic]
             if ans and rng.random() < 0.5:
                 queries.append((f"Find papers by {name[a]} on {topic}.", ans))
-    for inst in insts:
+    for inst in g.insts:
         topic = rng.choice(topic_names)
-        ans = [p["id"] for p in papers if p["topic"] == topic and any(affil[a] == inst for a in p["authors"])]
+        ans = [p["id"] for p in g.papers if p["topic"] == topic and any(g.affil[a] == inst for a in p["authors"])]
         if ans:
             queries.append((f"Which papers about {topic} were written by researchers at {name[inst]}?", ans))
-    for p in papers[::4]:
+    for p in g.papers[::4]:
         queries.append((f"Show me the paper titled '{p['title']}'.", [p["id"]]))
     rng.shuffle(queries)
+    return queries
+
+
+def _write_qa(root: Path, queries: list[tuple[str, list[int]]]) -> None:
+    """``stark_qa/stark_qa.csv`` and the split index files (60/20/20, plus STaRK's ``test-0.1``)."""
     with (root / "stark_qa" / "stark_qa.csv").open("w", encoding="utf-8", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["id", "query", "answer_ids"])
@@ -114,19 +138,20 @@ def write_synthetic_skb(root: str | Path, *, n_papers: int = 48, seed: int = 7) 
     for split, qids in splits.items():
         (root / "split" / f"{split}.index").write_text("\n".join(map(str, qids)) + "\n", encoding="utf-8")
 
-    # ---- SKB files
-    pdir = root / "processed"
+
+def _write_skb(pdir: Path, g: _Graph, seed: int) -> None:
+    """The SKB files of the stark-qa layout: node infos and type maps (pickles), node types and edges (tensors)."""
     with (pdir / "node_info.pkl").open("wb") as fh:
-        pickle.dump(node_info, fh)
+        pickle.dump(g.node_info, fh)
     with (pdir / "node_type_dict.pkl").open("wb") as fh:
         pickle.dump(NODE_TYPES, fh)
     with (pdir / "edge_type_dict.pkl").open("wb") as fh:
         pickle.dump(EDGE_TYPES, fh)
-    _save_tensor(np.asarray(node_types, dtype=np.int64), pdir / "node_types.pt")
+    edges = g.edges
+    _save_tensor(np.asarray(g.node_types, dtype=np.int64), pdir / "node_types.pt")
     _save_tensor(np.asarray([[s for s, _, _ in edges], [d for _, d, _ in edges]], dtype=np.int64),
                  pdir / "edge_index.pt")
     _save_tensor(np.asarray([t for _, _, t in edges], dtype=np.int64), pdir / "edge_types.pt")
     (pdir / "skb_meta.json").write_text(
         json.dumps({"name": "synthetic_mag", "candidate_types": ["paper"], "seed": seed}), encoding="utf-8"
     )
-    return root

@@ -9,10 +9,9 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
 import numpy as np
-from pydantic import Field
 
 from hublab import observability
 from hublab.errors import HubLabError, InputError
@@ -34,6 +33,7 @@ from hublab.retrievers.methods.hublink.answer import (
 from hublab.retrievers.methods.hublink.hubs import EntityWithDirection, HubDetector, HubRootFinder
 from hublab.retrievers.methods.hublink.indexing import HubIndex, IndexSettings
 from hublab.retrievers.methods.hublink.linking import NoLinker, SourceLinker
+from hublab.retrievers.methods.hublink.params import HubLinkParams
 from hublab.retrievers.methods.hublink.question import ProcessedQuestion, Vocabulary, process_question
 from hublab.retrievers.methods.hublink.rerank import RANKINGS, OutputRanker, candidates_from_hubs
 from hublab.retrievers.methods.hublink.search import Hub, HubSearch, prune_hubs
@@ -61,47 +61,11 @@ def _parse_triple(t: str) -> Triple | None:
 
 
 class HubLinkRetriever(Retriever):
-    """HubLink (thesis Ch. 4, Alg. 8–16); defaults are the thesis's final values (Table 9.4).
+    __doc__ = f"""HubLink (thesis Ch. 4, Alg. 8–16). Its parameters, with the thesis's final values (Table 9.4) as
+    defaults, are the fields of :class:`~hublab.retrievers.methods.hublink.params.HubLinkParams` (documented there,
+    shown here); ``source_linker`` (a Python object, not a pipeline parameter) links hubs to external sources.
 
-    Args:
-        use_topic_if_given: graph-traversal strategy when the question has a topic entity (thesis: same name).
-        extract_question_components: embed question components next to the question (thesis: same name).
-        top_paths_to_keep: paths kept per hub (thesis: ``top_paths_to_keep``).
-        number_of_hubs: hubs kept after pruning (thesis: ``number_of_hubs``).
-        filter_output_context: filter the output triples (thesis: ``filter_output_context``).
-        diversity_ranking_penalty: penalty per repeated subject in a hub's paths (thesis: same name).
-        path_weight_alpha: hub score = exp-weighted mean of path scores (thesis: ``path_weight_alpha``).
-        hub_types: ORKG classes whose instances are hub roots (thesis: ``hub_types``; default Paper).
-        indexing_root_entity_ids: entities whose hubs are indexed (default: the graph's root entities).
-        max_hub_path_length: longest hub path (-1 = unbounded; thesis: ``max_hub_path_length``).
-        max_retrieval_level: traversal levels walked from the topic entity (thesis: ``MaxRetrievalLevel``).
-        uniform_hop_count: FINDHUBROOTS walks one hop per level (thesis: ``UniformHopCount``; its pseudocode
-            reading, and the original implementation's default); false: each level walks until hub roots.
-        max_global_search_rounds: direct-strategy search rounds until enough hubs are found.
-        llm_path_text: PATHTOTEXT by the LLM (thesis Alg. 6) at index time and for the path from the topic
-            entity (Alg. 17); cached and part of the index fingerprint. Without an LLM: the template.
-        filter_min_similarity: LLM-free output filter: similarity a triple needs to be kept.
-        filter_min_keep: LLM-free output filter: triples always kept.
-        max_output_triples: cap on returned triples (None = all kept).
-        output_ranking: LLM-free output order: ``similarity`` (best cosine of the triple text; the earlier
-            default) or ``fusion`` (RRF of dense triple, dense path and BM25 rankings plus question cues;
-            ``rerank.py``). Ignored when an LLM is configured (the thesis's order and Listing A.4 filter).
-        output_rank_weights: fusion weights per ranking (``triple``, ``path``, ``lexical``, ``retrieval``).
-        output_rrf_k: the RRF constant of the output fusion.
-        output_value_boost: fusion: factor ``1 + b`` for triples whose object is a value (literal / leaf).
-        output_polarity_penalty: fusion: factor ``1 - p`` for ``False``-valued triples when the question has
-            no negation cue.
-        output_expand_hubs: fusion: the best N hubs offer the triples of *all* their indexed paths to the
-            output ranking, not only of their ``top_paths_to_keep`` kept paths (a path the vector search ranked
-            low, e.g. a long venue label, can still win on the fused ranking); 0 = kept paths only.
-        max_component_share: LLM-free question analysis: a graph label found in the question becomes a query
-            vector only if it occurs at most this often per hub root (None = every label, the earlier rule).
-        output_label_vectors: fusion: the labels left out by ``max_component_share`` (the asked attribute, e.g.
-            "evaluation method") still score output triples, as extra vectors of the dense triple ranking.
-        max_workers: parallel partial-answer calls.
-        auto_index: build the index on first use if missing.
-        source_linker: links hubs to external sources (a Python object; not a pipeline parameter).
-    """
+    {HubLinkParams.__doc__}"""
 
     thesis_name = "HubLink"
     uses_llm = True
@@ -113,78 +77,49 @@ class HubLinkRetriever(Retriever):
                "hublink_filter": (_PROMPTS, "FILTER", "filter_output_context"),
                "hublink_path_to_text": (_PROMPTS, "PATH_TO_TEXT", "llm_path_text")}
 
-    def __init__(
-        self,
-        resources: Resources,
-        *,
-        use_topic_if_given: bool = True,
-        extract_question_components: bool = True,
-        top_paths_to_keep: Annotated[int, Field(ge=1)] = 10,
-        number_of_hubs: Annotated[int, Field(ge=1)] = 30,
-        filter_output_context: bool = True,
-        diversity_ranking_penalty: Annotated[float, Field(ge=0.0)] = 0.05,
-        path_weight_alpha: Annotated[float, Field(ge=0.0)] = 5.0,
-        hub_types: list[str] | None = None,
-        indexing_root_entity_ids: list[str] | None = None,
-        max_hub_path_length: Annotated[int, Field(ge=-1)] = -1,
-        max_retrieval_level: Annotated[int, Field(ge=1)] = 2,
-        uniform_hop_count: bool = True,
-        max_global_search_rounds: Annotated[int, Field(ge=1)] = 10,
-        llm_path_text: bool = False,
-        filter_min_similarity: Annotated[float, Field(ge=-1.0, le=1.0)] = 0.3,
-        filter_min_keep: Annotated[int, Field(ge=0)] = 10,
-        max_output_triples: Annotated[int, Field(ge=1)] | None = None,
-        output_ranking: Literal["similarity", "fusion"] = "fusion",
-        output_rank_weights: dict[str, Annotated[float, Field(ge=0.0)]] | None = None,
-        output_rrf_k: Annotated[int, Field(ge=1)] = 60,
-        output_value_boost: Annotated[float, Field(ge=0.0)] = 1.0,
-        output_polarity_penalty: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5,
-        max_component_share: Annotated[float, Field(gt=0.0)] | None = 0.5,
-        output_label_vectors: bool = True,
-        output_expand_hubs: Annotated[int, Field(ge=0)] = 3,
-        max_workers: Annotated[int, Field(ge=1)] = 8,
-        auto_index: bool = True,
-        source_linker: SourceLinker | None = None,
-    ) -> None:
+    params_type = HubLinkParams
+
+    def __init__(self, resources: Resources, *, source_linker: SourceLinker | None = None, **params: Any) -> None:
         super().__init__(resources)
         if resources.embedder is None or resources.vector_store is None:
             raise InputError("HubLink needs an embedder and a vector store", field="embedder / vector_store")
-        self.use_topic = use_topic_if_given
-        self.extract_components = extract_question_components
-        self.top_paths = int(top_paths_to_keep)
-        self.n_hubs = int(number_of_hubs)
-        self.filter_output = filter_output_context
-        self.alpha = float(path_weight_alpha)
-        self.max_level = int(max_retrieval_level)
-        self.uniform_hop_count = bool(uniform_hop_count)
-        self.max_rounds = int(max_global_search_rounds)
-        self.filter_min_similarity = float(filter_min_similarity)
-        self.filter_min_keep = int(filter_min_keep)
-        self.max_output = max_output_triples
-        self.output_ranking = output_ranking
-        unknown = set(output_rank_weights or {}) - set(RANKINGS)
+        c = self.config = HubLinkParams(**params)
+        self.use_topic = c.use_topic_if_given
+        self.extract_components = c.extract_question_components
+        self.top_paths = int(c.top_paths_to_keep)
+        self.n_hubs = int(c.number_of_hubs)
+        self.filter_output = c.filter_output_context
+        self.alpha = float(c.path_weight_alpha)
+        self.max_level = int(c.max_retrieval_level)
+        self.uniform_hop_count = bool(c.uniform_hop_count)
+        self.max_rounds = int(c.max_global_search_rounds)
+        self.filter_min_similarity = float(c.filter_min_similarity)
+        self.filter_min_keep = int(c.filter_min_keep)
+        self.max_output = c.max_output_triples
+        self.output_ranking = c.output_ranking
+        unknown = set(c.output_rank_weights or {}) - set(RANKINGS)
         if unknown:
             raise InputError(f"unknown rankings {sorted(unknown)}; expected some of {list(RANKINGS)}",
                              field="output_rank_weights")
-        self.ranker = OutputRanker(resources.graph, resources.embedder, weights=output_rank_weights,
-                                   rrf_k=int(output_rrf_k), value_boost=float(output_value_boost),
-                                   polarity_penalty=float(output_polarity_penalty))
-        self.max_component_share = max_component_share
-        self.output_label_vectors = bool(output_label_vectors)
-        self.expand_hubs = int(output_expand_hubs)
-        self.max_workers = max_workers
-        self.auto_index = auto_index
+        self.ranker = OutputRanker(resources.graph, resources.embedder, weights=c.output_rank_weights,
+                                   rrf_k=int(c.output_rrf_k), value_boost=float(c.output_value_boost),
+                                   polarity_penalty=float(c.output_polarity_penalty))
+        self.max_component_share = c.max_component_share
+        self.output_label_vectors = bool(c.output_label_vectors)
+        self.expand_hubs = int(c.output_expand_hubs)
+        self.max_workers = c.max_workers
+        self.auto_index = c.auto_index
         self.linker: SourceLinker = source_linker or NoLinker()
-        hub_types = hub_types or [PAPER_TYPE]
+        hub_types = c.hub_types or [PAPER_TYPE]
         self.detector = HubDetector(resources.graph, hub_types)
-        roots = indexing_root_entity_ids or resources.root_entity_ids
-        settings = IndexSettings(hub_types, roots, int(max_hub_path_length), bool(llm_path_text))
+        roots = c.indexing_root_entity_ids or resources.root_entity_ids
+        settings = IndexSettings(hub_types, roots, int(c.max_hub_path_length), bool(c.llm_path_text))
         # The manifest lives in the index folder (so DVC versions it with the index), else in the cache.
         manifest_dir = Path(resources.index_dir or Path(resources.cache_dir or ".cache") / "hublink")
         self.hub_index = HubIndex(resources.graph, resources.embedder, resources.vector_store, resources.llm,
-                                  settings, f"hl_{resources.index_name}", manifest_dir, workers=max_workers)
+                                  settings, f"hl_{resources.index_name}", manifest_dir, workers=c.max_workers)
         self.search = HubSearch(resources.vector_store, self.hub_index.collection, self.top_paths,
-                                float(diversity_ranking_penalty))
+                                float(c.diversity_ranking_penalty))
         self._vocab: Vocabulary | None = None
 
     # ---------------- index ----------------

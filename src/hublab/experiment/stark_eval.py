@@ -1,4 +1,5 @@
-"""Run a HubLab retriever over a STaRK split and score it with STaRK's metrics.
+"""Run a HubLab retriever over a STaRK split and score it with STaRK's metrics (a run, so it lives with the
+runner: the STaRK data adapter below it, in ``datasets/stark``, knows no retriever).
 
 Metrics come from :mod:`hublab.evaluation.stark` (STaRK's own names), the same module the runner uses.
 """
