@@ -23,7 +23,7 @@ from hublab import observability
 from hublab.config import Settings
 from hublab.config import settings as load_settings
 from hublab.datasets.model import QAPair
-from hublab.errors import InputError
+from hublab.errors import InputError, ServiceUnavailable
 from hublab.evaluation.names import KEY_METRICS, slice_metric  # noqa: F401 (KEY_METRICS re-exported)
 from hublab.experiment.aggregate import (  # noqa: F401 (re-exported)
     SLICE_FIELDS,
@@ -421,6 +421,8 @@ def _answer_question(pipeline, carbon, i: int, p: QAPair, k: int, *, question_ti
     t0 = time.perf_counter()
     try:
         out = pipeline.run(p.question, p.topic_entity_id, p.topic_entity_value)
+    except ServiceUnavailable:
+        raise  # not this question's error: the run stops (FAILED, checkpoint kept) and a rerun resumes
     except Exception as exc:  # recorded per question; the run goes on
         out = None
         error = f"{type(exc).__name__}: {exc}"
