@@ -1,6 +1,7 @@
 """HubLink benchmark on the real ORKG GV3 export, LLM-free (issue #4 targets).
 
-    .venv/bin/python bench/bench_hublink.py [--graph-file EXPORT.json] [--dataset-csv KGQA.csv] [--limit N] [--fresh]
+    .venv/bin/python bench/bench_hublink.py [--graph-file EXPORT.json|GRAPH.ttl] [--dataset-csv KGQA.csv] [--limit N]
+        [--fresh | --fresh-index]
 
 Prints index build time and vectors/s, peak RSS, retrieval latency (median, p95; wall and process CPU time)
 for the direct and the traversal strategy next to the 0.05 s/question target, and Recall (full list) / MAP@10
@@ -55,7 +56,9 @@ def metrics(retrieved: list[str], golden: list[str]) -> tuple[float, float]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--limit", type=int, default=None)
-    ap.add_argument("--fresh", action="store_true", help="drop the scratch index first (measure a cold build)")
+    ap.add_argument("--fresh", action="store_true", help="drop the scratch project first (measure a cold build)")
+    ap.add_argument("--fresh-index", action="store_true",
+                    help="drop only the scratch index (a real build from cached embeddings: what follows a build)")
     ap.add_argument("--shared", default=str(ROOT.parent / "shared"))
     ap.add_argument("--graph-file", default=None, help="ORKG export JSON (default: GV3 in --shared)")
     ap.add_argument("--dataset-csv", default=None, help="KGQA CSV (default: <shared>/data/kgqa/flat_distributed.csv)")
@@ -67,6 +70,8 @@ def main() -> None:
     work = ROOT / ".cache" / "bench"
     if args.fresh and work.exists():
         shutil.rmtree(work)
+    if args.fresh_index and (work / "models").exists():
+        shutil.rmtree(work / "models")
     work.mkdir(parents=True, exist_ok=True)
 
     from hublab.config import Settings

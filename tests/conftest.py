@@ -209,10 +209,10 @@ def make_project(root: Path, shared: Path, graph, pairs, monkeypatch, *, mlflow_
 
 
 def small_gv3_project(root: Path, shared: Path, kg, monkeypatch, *, min_papers: int = 0, n_questions: int = 5,
-                      max_golden: int = 2) -> Path:
+                      max_golden: int = 2, mlflow_store: bool = True) -> Path:
     """``make_project`` on a small slice of the GV3 export: the first ``n_questions`` GV3 questions with at most
     ``max_golden`` golden triples, the papers their golden triples belong to (padded with other papers up to
-    ``min_papers``)."""
+    ``min_papers``). ``mlflow_store``: as in ``make_project``."""
     from hublab.datasets.kgqa_csv import load_kgqa_csv
     from hublab.graph.model import parse_triple_string
     from hublab.graph.rdf import RdfKnowledgeGraph
@@ -227,7 +227,7 @@ def small_gv3_project(root: Path, shared: Path, kg, monkeypatch, *, min_papers: 
                 papers.append(paper.uid)
     papers += [e.uid for e in kg.entities_by_type("Paper") if e.uid not in papers][: max(0, min_papers - len(papers))]
     graph = RdfKnowledgeGraph.from_triples([t for uid in papers for t in kg.subgraph(uid)])
-    return make_project(root, shared, graph, pairs, monkeypatch)
+    return make_project(root, shared, graph, pairs, monkeypatch, mlflow_store=mlflow_store)
 
 
 def _pg_bin() -> Path | None:

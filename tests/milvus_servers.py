@@ -57,10 +57,14 @@ class MilvusServer:
 def _server_answers(uri: str, token: str) -> bool:
     from pymilvus import MilvusClient
 
-    from hublab.vectorstore.milvus import GRPC_OPTIONS  # no idle keepalive pings (2.3.5 answers GOAWAY)
+    from hublab.vectorstore.milvus import GRPC_OPTIONS, _quiet_pymilvus  # no idle keepalive pings (2.3.5: GOAWAY)
+
+    _quiet_pymilvus()  # a stopped server's pooled connection logs a traceback per reconnect attempt otherwise
 
     try:
-        client = MilvusClient(uri=uri, token=token, timeout=5, grpc_options=GRPC_OPTIONS)
+        # dedicated: pymilvus 3 shares one connection per address|token, and a stopped server's shared connection
+        # stays in its reconnect loop, so a client to a new server at that address never answered
+        client = MilvusClient(uri=uri, token=token, timeout=5, grpc_options=GRPC_OPTIONS, dedicated=True)
     except Exception:  # noqa: BLE001 - not up yet
         return False
     try:
@@ -71,27 +75,38 @@ def _server_answers(uri: str, token: str) -> bool:
         client.close()
 
 
-def start_milvus_server(base: Path, *, timeout: float = 180, token: str = TOKEN) -> MilvusServer:
+def start_milvus_server(base: Path, *, timeout: float = 180, token: str = TOKEN,
+                        port: int | None = None) -> MilvusServer:
     """``milvus-server --data <base>/data --proxy-port <free port> --authorization-enabled true`` in its own process
-    group; returns once a pymilvus client gets the server version (fails with the log's tail otherwise)."""
+    group; returns once a pymilvus client gets the server version (fails with the log's tail otherwise). ``port``:
+    this proxy port instead of a free one (a new server at a stopped one's URI)."""
     need_executable(MILVUS_SERVER, "the Milvus standalone server (the `milvus` extra, scripts/setup.sh)")
     base.mkdir(parents=True, exist_ok=True)
-    port, etcd, peer = free_port(), free_port(), free_port()
-    log = base / "server.log"
+    port = port or free_port()
+    etcd = peer = port
+    while len({port, etcd, peer}) < 3:  # a given port is free now too: free_port() may hand it out again
+        etcd, peer = free_port(), free_port()
     etcd_cfg = base / "embedEtcd.yaml"
     etcd_cfg.write_text(f"listen-client-urls: http://127.0.0.1:{etcd}\nadvertise-client-urls: http://127.0.0.1:{etcd}\n"
                         f"listen-peer-urls: http://127.0.0.1:{peer}\ninitial-advertise-peer-urls: http://127.0.0.1:{peer}"
                         f"\ninitial-cluster: default=http://127.0.0.1:{peer}\n")
     cmd = [str(MILVUS_SERVER), "--data", str(base / "data"), "--proxy-port", str(port), "--etcd-port", str(etcd),
            "--authorization-enabled", "true"]
-    with open(log, "wb") as out:
+    env = {**os.environ, "ETCD_CONFIG_PATH": str(etcd_cfg)}
+    return _launch(cmd, env, base, f"http://127.0.0.1:{port}", token, timeout)
+
+
+def _launch(cmd: list[str], env: dict[str, str], base: Path, uri: str, token: str, timeout: float) -> MilvusServer:
+    log = base / "server.log"
+    stderr_log = base / "data" / "logs" / "milvus-stderr.log"
+    seen = stderr_log.stat().st_size if stderr_log.is_file() else 0  # a restart: only this start's lines count
+    with open(log, "ab") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True, env={**os.environ, "ETCD_CONFIG_PATH": str(etcd_cfg)})
-    server = MilvusServer(f"http://127.0.0.1:{port}", base / "data", log, proc, token)
-    stderr_log = server.data / "logs" / "milvus-stderr.log"
+                                start_new_session=True, env=env)
+    server = MilvusServer(uri, base / "data", log, proc, token)
     deadline = time.monotonic() + timeout
     while not _server_answers(server.uri, token):
-        crashed = stderr_log.is_file() and "panic:" in stderr_log.read_text(errors="replace")
+        crashed = stderr_log.is_file() and "panic:" in stderr_log.read_bytes()[seen:].decode(errors="replace")
         if crashed or proc.poll() is not None or time.monotonic() > deadline:
             server.stop(timeout=5)
             if crashed:
@@ -101,7 +116,7 @@ def start_milvus_server(base: Path, *, timeout: float = 180, token: str = TOKEN)
                 shown = log
             errors = [ln for ln in (server.data / "logs" / "milvus-stdout.log").read_text(errors="replace")
                       .splitlines() if "[ERROR]" in ln][:3] if (server.data / "logs").is_dir() else []
-            pytest.fail(f"milvus-server {why}; {shown}:\n{shown.read_text(errors='replace')[:1500]}\n"
+            pytest.fail(f"milvus-server {why}; {shown}:\n{shown.read_text(errors='replace')[-1500:]}\n"
                         + "\n".join(e[:400] for e in errors))
         time.sleep(0.5)
     return server

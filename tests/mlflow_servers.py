@@ -44,14 +44,16 @@ class MlflowServer:
         return list(self.proc.args)  # type: ignore[arg-type]
 
 
-def start_mlflow_server(base: Path, *, timeout: float = 120) -> MlflowServer:
+def start_mlflow_server(base: Path, *, timeout: float = 120, backend_store_uri: str | None = None) -> MlflowServer:
     """``mlflow server --backend-store-uri sqlite:///<base>/mlflow.db --artifacts-destination <base>/mlartifacts
     --host 127.0.0.1 --port <free port> --workers 2``; returns once ``/health`` answers. The server runs in its
-    own process group (its uvicorn workers are stopped with it)."""
+    own process group (its uvicorn workers are stopped with it). ``backend_store_uri``: another backend store
+    (a PostgreSQL database) instead of the sqlite file."""
     base.mkdir(parents=True, exist_ok=True)
     port = free_port()
     db, artifacts, log = base / "mlflow.db", base / "mlartifacts", base / "server.log"
-    cmd = [str(MLFLOW), "server", "--backend-store-uri", f"sqlite:///{db}", "--artifacts-destination", str(artifacts),
+    cmd = [str(MLFLOW), "server", "--backend-store-uri", backend_store_uri or f"sqlite:///{db}",
+           "--artifacts-destination", str(artifacts),
            "--host", "127.0.0.1", "--port", str(port), "--workers", "2"]
     env = {**os.environ, "MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "true"}
     env.pop("MLFLOW_TRACKING_URI", None)

@@ -7,6 +7,12 @@ class HubLabError(Exception):
     """Base class for all errors HubLab raises on purpose."""
 
 
+class ServiceUnavailable(HubLabError):
+    """A server the run depends on (a Milvus server, ...) stopped answering. Not a per-question error: every
+    remaining question would fail the same way after its timeout, so the run stops at once (its checkpoint kept,
+    so a rerun once the server is back resumes) with one line naming the server."""
+
+
 class InputError(HubLabError):
     """Bad input data: carries where it is (file, row or entry, field) and what was expected."""
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from hublab import observability
 from hublab.datasets.model import QAPair
+from hublab.errors import ServiceUnavailable
 from hublab.experiment.aggregate import SLICE_FIELDS, _retrieval_metrics, is_degraded
 
 
@@ -49,6 +50,8 @@ def _answer_question(pipeline, carbon, i: int, p: QAPair, k: int, *, question_ti
     t0 = time.perf_counter()
     try:
         out = pipeline.run(p.question, p.topic_entity_id, p.topic_entity_value)
+    except ServiceUnavailable:
+        raise  # not this question's error: the run stops (FAILED, checkpoint kept) and a rerun resumes
     except Exception as exc:  # recorded per question; the run goes on
         out = None
         error = f"{type(exc).__name__}: {exc}"

@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from hublab.errors import ServiceUnavailable
 from hublab.llm.base import LLM, TokenUsage, llm_free
 from hublab.pipeline import prompts
 from hublab.pipeline.config import PipelineConfig
@@ -95,6 +96,8 @@ class Pipeline:
                 fallbacks.append(f"pre_retrieval: {why}")
         try:
             res: RetrievalResult = self.retriever.retrieve(q, topic_entity_id, topic_entity_value)
+        except ServiceUnavailable:
+            raise  # a server gone away fails every question alike: the run stops (hublab.errors)
         except Exception as exc:  # a retriever bug on one question must not end the run
             error = f"{type(exc).__name__}: {exc}"
             res = RetrievalResult(reason=f"retriever error: {error}")

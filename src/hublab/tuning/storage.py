@@ -45,9 +45,9 @@ class StudyStorage(RDBStorage):
         if url.startswith("sqlite"):
             # several processes on one file: wait for the write lock instead of failing after 5 s
             engine_kwargs["connect_args"] = {"timeout": SQLITE_TIMEOUT_S}
-        path = sqlite_path(url)
-        # workers starting together on a new SQLite file would race creating Optuna's tables
-        with file_lock(path) if path is not None else contextlib.nullcontext(), warnings.catch_warnings():
+        # workers starting together on a new database race creating Optuna's tables (on PostgreSQL the loser died
+        # with "duplicate key ... alembic_version"): the schema is created under a lock shared by all workers
+        with schema_lock(url), warnings.catch_warnings():
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
             callback = optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=max_retry)
             super().__init__(url, engine_kwargs=engine_kwargs, heartbeat_interval=heartbeat_interval,
@@ -104,6 +104,30 @@ def file_lock(path: Path) -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def schema_lock(url: str) -> Iterator[None]:
+    """A lock shared by every worker on the storage ``url``, held while Optuna creates or checks its schema: a
+    lock file next to a SQLite database, a server lock on PostgreSQL/MySQL (through a short-lived engine: the
+    storage's own does not exist yet)."""
+    path = sqlite_path(url)
+    if path is not None:
+        with file_lock(path):
+            yield
+        return
+    import sqlalchemy
+
+    try:
+        engine = sqlalchemy.create_engine(url, poolclass=sqlalchemy.pool.NullPool)
+    except Exception:  # noqa: BLE001 - not a URL SQLAlchemy can open: Optuna reports it
+        yield
+        return
+    try:
+        with _server_lock(engine, "hublab-optuna-schema", f"{url}|schema"):
+            yield
+    finally:
+        engine.dispose()
+
+
+@contextlib.contextmanager
 def study_lock(storage: RDBStorage, name: str) -> Iterator[None]:
     """Hold a lock shared by all workers of study ``name`` on this storage."""
     url = str(storage.url)
@@ -112,12 +136,20 @@ def study_lock(storage: RDBStorage, name: str) -> Iterator[None]:
         with file_lock(path):
             yield
         return
+    with _server_lock(storage.engine, f"hublab-study:{name}", f"{url}|{name}"):
+        yield
+
+
+@contextlib.contextmanager
+def _server_lock(engine: Any, name: str, local_key: str) -> Iterator[None]:
+    """A session-level named lock on the database server (advisory lock on PostgreSQL, ``GET_LOCK`` on MySQL);
+    a process-local lock for in-memory SQLite or an unknown backend (only this process can reach it anyway)."""
     import sqlalchemy
 
-    backend = storage.engine.dialect.name
-    key = int.from_bytes(hashlib.sha256(f"hublab-study:{name}".encode()).digest()[:8], "big", signed=True)
+    backend = engine.dialect.name
+    key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
     if backend == "postgresql":
-        with storage.engine.connect() as conn:
+        with engine.connect() as conn:
             conn.execute(sqlalchemy.text("SELECT pg_advisory_lock(:k)"), {"k": key})
             try:
                 yield
@@ -127,14 +159,13 @@ def study_lock(storage: RDBStorage, name: str) -> Iterator[None]:
         return
     if backend in ("mysql", "mariadb"):
         lock_name = f"hublab-{key & 0xFFFFFFFF:x}"
-        with storage.engine.connect() as conn:
+        with engine.connect() as conn:
             conn.execute(sqlalchemy.text("SELECT GET_LOCK(:n, -1)"), {"n": lock_name})
             try:
                 yield
             finally:
                 conn.execute(sqlalchemy.text("SELECT RELEASE_LOCK(:n)"), {"n": lock_name})
         return
-    # in-memory SQLite or an unknown backend: only this process can reach it anyway
-    lock = _local_locks.setdefault(f"{url}|{name}", threading.Lock())
+    lock = _local_locks.setdefault(local_key, threading.Lock())
     with lock:
         yield

@@ -96,13 +96,34 @@ class MilvusVectorStore(VectorStore):
 
     def ensure_collection(self, name: str, dim: int, metric: str = "COSINE") -> None:
         metric = metric.upper()
-        if self.local_file:  # Milvus Lite file: quick setup (its index is the Lite engine's own)
+        if self.local_file:  # Milvus Lite file
             if not self.client.has_collection(name):
-                self.client.create_collection(name, dimension=dim, metric_type=metric, auto_id=True,
-                                              enable_dynamic_field=True)
+                self._create_lite_collection(name, dim, metric)
         else:
             self._server_call(self._ensure_server_collection, name, dim, metric, doing=f"creating collection {name}")
         self._metric[name] = metric
+
+    def _create_lite_collection(self, name: str, dim: int, metric: str) -> None:
+        """A Lite file's collection. Searched only through the exact mirror (``exact: auto``/``always`` without
+        ``exact_max_vectors``), it gets a FLAT index: with quick setup's AUTOINDEX the Lite engine builds a FAISS HNSW
+        index per segment in a background thread after every flush, an index no search here uses, and that build
+        (with FAISS's OpenMP threads) went on burning both cores into the first questions after an in-process index
+        build (``bench/bench_hublink.py``: CPU time per question above wall time). A collection that may be
+        searched natively keeps quick setup's AUTOINDEX."""
+        if not (self.use_mirror and self.exact_max_vectors is None):
+            self.client.create_collection(name, dimension=dim, metric_type=metric, auto_id=True,
+                                          enable_dynamic_field=True)
+            return
+        from pymilvus import DataType
+
+        schema = self.client.create_schema(auto_id=True, enable_dynamic_field=True)
+        schema.add_field("id", DataType.INT64, is_primary=True)
+        schema.add_field("vector", DataType.FLOAT_VECTOR, dim=dim)
+        params = self.client.prepare_index_params()
+        params.add_index("vector", index_type="FLAT", metric_type=metric)
+        self.client.create_collection(name, schema=schema, index_params=params)
+        self.client.load_collection(name)
+        self._loaded.add(name)
 
     def _index_params(self, metric: str):
         params = self.client.prepare_index_params()

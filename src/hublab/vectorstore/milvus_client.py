@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from hublab.errors import HubLabError, InputError
+from hublab.errors import HubLabError, InputError, ServiceUnavailable
 
 _CLIENTS: dict[str, Any] = {}
 _CLIENTS_LOCK = threading.Lock()
@@ -77,9 +77,15 @@ def _port_answers(uri: str) -> bool:
 
 
 def server_error(uri: str, exc: BaseException, doing: str) -> HubLabError:
-    """One line naming the server and what failed, from a pymilvus exception (whose own message is a repr)."""
+    """One line naming the server and what failed, from a pymilvus exception (whose own message is a repr). When
+    nothing listens at the URI any more the server has gone away: ``ServiceUnavailable``, which stops a run
+    (checkpoint kept) instead of failing every remaining question after its timeout."""
     msg = getattr(exc, "message", None) or str(exc)
     msg = " ".join(str(msg).split())[:300]
+    if not uri.endswith(".db") and not _port_answers(uri):
+        return ServiceUnavailable(f"Milvus server {uri} stopped answering ({doing} failed: {msg}); the run stopped "
+                                  "with its finished questions kept: start the server again (vector_store.uri) and "
+                                  "rerun the same command to resume")
     return HubLabError(f"Milvus server {uri}: {doing} failed: {msg}")
 
 

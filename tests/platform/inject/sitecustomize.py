@@ -24,3 +24,43 @@ if _spec:
         return run
 
     mlflow.start_run = _start_run
+
+# ``HUBLAB_TEST_TRIAL_DELAY=<s>``: every tuning trial waits that long before it runs (while holding its trial), so
+# two `hublab tune` workers started together both take trials of the shared study, however fast a trial is.
+_delay = os.environ.get("HUBLAB_TEST_TRIAL_DELAY")
+if _delay:
+    import time as _time
+
+    import hublab.tuning.runner_eval as _runner_eval
+
+    _orig_evaluator = _runner_eval.runner_evaluator
+
+    def _slow_evaluator(*args, **kwargs):
+        evaluate = _orig_evaluator(*args, **kwargs)
+
+        def run(req):
+            _time.sleep(float(_delay))
+            return evaluate(req)
+        return run
+
+    _runner_eval.runner_evaluator = _slow_evaluator
+
+# ``HUBLAB_TEST_QUESTION_LOG=<file>``: every question the runner starts appends its key to that file (a rerun that
+# resumes starts only the unfinished ones); ``HUBLAB_TEST_QUESTION_DELAY=<s>``: each question waits that long
+# first, so a test can act (stop a server) between questions however fast they are.
+_qlog = os.environ.get("HUBLAB_TEST_QUESTION_LOG")
+if _qlog:
+    import time as _time
+
+    import hublab.experiment.runner as _runner
+
+    _orig_question = _runner._run_question
+    _qdelay = float(os.environ.get("HUBLAB_TEST_QUESTION_DELAY", "0"))
+
+    def _logged_question(pipeline, carbon, i, p, *args, **kwargs):
+        with open(_qlog, "a") as fh:
+            fh.write(f"{_runner._key(i, p)}\n")
+        _time.sleep(_qdelay)
+        return _orig_question(pipeline, carbon, i, p, *args, **kwargs)
+
+    _runner._run_question = _logged_question
