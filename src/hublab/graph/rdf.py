@@ -137,7 +137,9 @@ class RdfKnowledgeGraph(KnowledgeGraph):
         return self._pred_labels[piri]
 
     def _build_index(self) -> None:
-        for iri in set(self.graph.subjects(RDFS.label, None)):
+        # sorted: a set of IRIs iterates in an order that changes with each process's string hash seed, and the
+        # entity order is the order of node units (VSS, DiFaR, ...), hence of their ties: results moved run to run
+        for iri in sorted(set(self.graph.subjects(RDFS.label, None))):
             if str(iri).startswith(str(ORKG_RESOURCE)):
                 ent = self._knowledge_from_store(iri)
                 self._entities[ent.uid] = ent
@@ -236,7 +238,7 @@ class RdfKnowledgeGraph(KnowledgeGraph):
         if self._use_index:
             yield from self._entities.values()
         else:
-            for iri in set(self.graph.subjects(RDFS.label, None)):
+            for iri in sorted(set(self.graph.subjects(RDFS.label, None))):  # a stable order (see _build_index)
                 if str(iri).startswith(str(ORKG_RESOURCE)):
                     yield self._knowledge_from_store(iri)
 
