@@ -57,7 +57,10 @@ class MilvusServer:
 def _server_answers(uri: str, token: str) -> bool:
     from pymilvus import MilvusClient
 
-    from hublab.vectorstore.milvus_client import GRPC_OPTIONS, _quiet_pymilvus  # no idle keepalive pings (2.3.5: GOAWAY)
+    from hublab.vectorstore.milvus_client import (  # no idle keepalive pings (2.3.5: GOAWAY)
+        GRPC_OPTIONS,
+        _quiet_pymilvus,
+    )
 
     _quiet_pymilvus()  # a stopped server's pooled connection logs a traceback per reconnect attempt otherwise
 
