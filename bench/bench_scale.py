@@ -2,7 +2,8 @@
 export (153 → 1,530 → 15,300 papers; hublab.graph.synthetic), LLM-free HubLink on each.
 
     .venv/bin/python bench/bench_scale.py [--factors 1 10 100] [--embedder minilm|hash] [--questions 40]
-        [--store lite|lite-server|uri] [--uri http://host:19530] [--exact-max-vectors 500000]
+        [--store lite|lite-server|uri] [--uri http://host:19530] [--index '{"type": "HNSW", ...}']
+        [--exact-max-vectors 500000]
 
 Per size: papers, triples, hub paths, vectors, index build time and vectors/s, peak RSS of a fresh process,
 index size on disk, retrieval latency median/p95 (KGQA questions about the original papers, which every
@@ -15,7 +16,12 @@ factor and store).
 The store is chosen by size as in a pipeline (``vector_store: {exact: auto, exact_max_vectors: N}``): a Lite
 collection of up to N vectors is searched through the exact in-memory mirror, a larger one natively.
 ``--store lite`` is a Milvus Lite file (engine in the benchmark process), ``lite-server`` a ``milvus-lite server``
-process started per size (its RSS counts in the peak), ``uri`` an existing Milvus server (``--uri``).
+process started per size (its RSS counts in the peak), ``uri`` a Milvus server: with ``--uri`` an existing one,
+without it a Milvus 2.3.5 standalone server (the ``milvus`` extra) started per size on 127.0.0.1 with ``--index``
+(default HNSW M=16, efConstruction=200, ef=64). On a server the benchmark also waits until the server's index
+covers every row (``index_wait_s``), and reports the server's peak RSS and data folder size and the index's
+recall of the exact top 20 for the questions' vectors (``ann_recall_at_20``; exact scores from a file-backed copy
+of the inserted vectors, ``bench/scale_server.py``).
 
 Safety on a shared machine: the parent polls /proc/meminfo and kills the size's process tree when MemAvailable
 drops below ``--min-available-gb`` (default 5); the child logs progress (vectors inserted, rate, RSS) to
@@ -34,8 +40,14 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+
+
+#: the server index the benchmark builds with --store uri (HNSW as docs/scale-out.md's example)
+DEFAULT_INDEX = {"type": "HNSW", "M": 16, "efConstruction": 200, "ef": 64}
 
 
 def _log(msg: str) -> None:
@@ -69,8 +81,10 @@ def _start_lite_server(data: Path) -> tuple[subprocess.Popen, str]:
 
 def one_size(factor: int, embedder: str, n_questions: int, work: Path, shared: Path, store: str = "lite",
              uri: str | None = None, exact_max_vectors: int | None = 500_000, latency_budget_s: float = 900.0,
-             ) -> dict:
+             index: dict | None = None) -> dict:
     import resource
+
+    import scale_server
 
     from hublab.env import apply_offline_defaults
 
@@ -97,16 +111,28 @@ def one_size(factor: int, embedder: str, n_questions: int, work: Path, shared: P
     shutil.rmtree(d, ignore_errors=True)  # a cold build every time
     minilm = {"model": "all-MiniLM-L6-v2", "device": "auto"}
     emb = HashingEmbedder(384) if embedder == "hash" else build_embedder(minilm, None)
-    server = None
-    if store == "lite-server":
-        server, uri = _start_lite_server(d / "milvus_server")
+    server = standalone = rss = None
     cfg = {"uri": uri if store != "lite" else None, "exact": "auto", "exact_max_vectors": exact_max_vectors}
+    if store == "lite-server":
+        server, cfg["uri"] = _start_lite_server(d / "milvus_server")
+    elif store == "uri":
+        cfg["index"] = index
+        if uri is None:  # a Milvus standalone server of our own for this size: its RSS and data folder are measured
+            standalone = scale_server.start_server(d / "milvus_standalone")
+            cfg["uri"] = standalone.uri
+            rss = scale_server.TreeRss(standalone.proc.pid)
+            _log(f"x{factor}: Milvus standalone at {standalone.uri}")
+        os.environ[scale_server.TOKEN_ENV] = standalone.token if standalone else os.environ.get("MILVUS_TOKEN", "")
+        cfg["token_env"] = scale_server.TOKEN_ENV
     vs = build_vector_store(cfg, d / "index.db")
+    copy = scale_server.VectorCopy(work / f"x{factor}_vectors.f32", emb.dim) if store == "uri" else None
     inserted = {"n": 0, "t0": time.perf_counter(), "next": 0}
     insert = vs.insert
 
     def logged_insert(name, vectors, rows):  # progress for a run that may be killed
         insert(name, vectors, rows)
+        if copy is not None:
+            copy.add(vectors)
         inserted["n"] += len(rows)
         if inserted["n"] >= inserted["next"]:
             el = time.perf_counter() - inserted["t0"]
@@ -131,6 +157,11 @@ def one_size(factor: int, embedder: str, n_questions: int, work: Path, shared: P
         size_mb = sum(f.stat().st_size for f in d.rglob("*") if f.is_file()) / 2**20
         pairs = load_kgqa_csv(shared / "data/kgqa/flat_distributed.csv")[:n_questions]
         collection = r.hub_index.collection
+        server_row: dict = {}
+        if store == "uri":
+            server_row = _server_figures(vs, collection, copy, emb, [p.question for p in pairs], standalone)
+            _log(f"x{factor}: server index complete after {server_row['index_wait_s']} s more; "
+                 f"ANN recall@20 {server_row['ann_recall_at_20']}")
         t = time.perf_counter()
         r.retrieve(pairs[0].question)  # warm-up: mirror load, path records
         warm_s = time.perf_counter() - t
@@ -150,11 +181,14 @@ def one_size(factor: int, embedder: str, n_questions: int, work: Path, shared: P
             _log(f"x{factor}: question {len(lat)} in {lat[-1]:.2f} s")
         lat.sort()
         size_end_mb = sum(f.stat().st_size for f in d.rglob("*") if f.is_file()) / 2**20  # after compaction
+        server_row["server_peak_rss_mb"] = rss.stop() if rss is not None else None
     finally:
         if server is not None:
             server.terminate()
             server.wait(timeout=30)
-    return {
+        if standalone is not None:
+            standalone.stop()
+    return {**server_row,
         "factor": factor, "embedder": embedder, "store": store, "search": mode,
         "exact_max_vectors": exact_max_vectors, "warmup_s": round(warm_s, 2),
         "papers": len(graph.entities_by_type("Paper")),
@@ -164,12 +198,31 @@ def one_size(factor: int, embedder: str, n_questions: int, work: Path, shared: P
         "index_size_mb": round(size_mb, 1), "index_size_end_mb": round(size_end_mb, 1),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "server_peak_rss_mb": (round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)
-                               if server is not None else None),
+                               if server is not None else server_row.get("server_peak_rss_mb")),
         "latency_median_s": round(statistics.median(lat), 4),
         "latency_p95_s": round(lat[int(0.95 * (len(lat) - 1))], 4),
         "hits@10": round(statistics.mean(hits), 4), "triples_per_question": round(statistics.mean(sizes), 1),
         "questions": len(lat),
     }
+
+
+def _server_figures(vs, collection: str, copy, emb, questions: list[str], standalone) -> dict:
+    """After the build on a server: wait until its vector index covers every row (searches before that scan
+    unindexed segments), measure its data folder, and the index's recall of the exact top 20 (HubLink's global
+    search fetches 2·top_paths_to_keep = 20 per query vector) for the questions' vectors."""
+    import scale_server
+
+    wait_s = scale_server.wait_for_index(vs.client, collection, log=_log)
+    k = 20
+    queries = np.asarray(emb.embed(questions), dtype=np.float32)
+    kth = scale_server.exact_kth_scores(copy.finish(), queries, k)
+    row = {"index_wait_s": round(wait_s, 1), "index": vs.index.as_dict(),
+           "ann_recall_at_20": scale_server.ann_recall(vs.client, collection, queries, kth, k,
+                                                       vs.index.search_params(k))}
+    if standalone is not None:
+        row["server_data_mb"] = scale_server.dir_size_mb(standalone.data)
+    copy.path.unlink()
+    return row
 
 
 def plot(rows: list[dict], path: Path) -> None:
@@ -303,7 +356,10 @@ def main() -> None:
     ap.add_argument("--questions", type=int, default=40)
     ap.add_argument("--max-minilm-factor", type=int, default=10, help="skip MiniLM above this factor (CPU time)")
     ap.add_argument("--store", choices=["lite", "lite-server", "uri"], default="lite")
-    ap.add_argument("--uri", help="Milvus server for --store uri")
+    ap.add_argument("--uri", help="an existing Milvus server for --store uri (default: a Milvus standalone server "
+                    "started per size on 127.0.0.1, its RSS and data folder measured)")
+    ap.add_argument("--index", default=json.dumps(DEFAULT_INDEX),
+                    help="vector_store.index for --store uri, as JSON (default %(default)s)")
     ap.add_argument("--exact-max-vectors", type=int, default=500_000,
                     help="vector_store.exact_max_vectors: mirror up to this many vectors, native search above")
     ap.add_argument("--latency-budget-s", type=float, default=900.0, help="retrieval phase time limit per size")
@@ -317,11 +373,9 @@ def main() -> None:
     work = ROOT / ".cache" / "bench_scale"
     if args.one:
         row = one_size(int(args.one[0]), args.one[1], args.questions, work, Path(args.shared), args.store, args.uri,
-                       args.exact_max_vectors, args.latency_budget_s)
+                       args.exact_max_vectors, args.latency_budget_s, json.loads(args.index))
         print(json.dumps(row))
         return
-    if args.store == "uri" and not args.uri:
-        ap.error("--store uri needs --uri")
     work.mkdir(parents=True, exist_ok=True)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -332,7 +386,8 @@ def main() -> None:
                 continue
             cmd = [sys.executable, __file__, "--one", str(f), emb, "--questions", str(args.questions),
                    "--shared", args.shared, "--store", args.store, "--exact-max-vectors", str(args.exact_max_vectors),
-                   "--latency-budget-s", str(args.latency_budget_s)] + (["--uri", args.uri] if args.uri else [])
+                   "--latency-budget-s", str(args.latency_budget_s), "--index", args.index] + (
+                       ["--uri", args.uri] if args.uri else [])
             log = work / f"x{f}_{emb}_{args.store}.log"
             for attempt in range(1, args.attempts + 1):
                 print(f"{time.strftime('%H:%M:%S')} x{f} {emb} {args.store} (attempt {attempt}): log {log}", flush=True)
@@ -356,7 +411,8 @@ def main() -> None:
             plot(rows, out / "scale.png")
     cols = ["embedder", "store", "search", "factor", "papers", "triples", "paths", "vectors", "index_build_s",
             "vectors_per_s", "index_size_mb", "peak_rss_mb", "tree_peak_rss_mb", "latency_median_s",
-            "latency_p95_s", "hits@10", "triples_per_question", "questions", "status", "partial_vectors",
+            "latency_p95_s", "hits@10", "triples_per_question", "questions", "index_wait_s", "server_peak_rss_mb",
+            "server_data_mb", "ann_recall_at_20", "status", "partial_vectors",
             "partial_vectors_per_s"]
     print("| " + " | ".join(cols) + " |\n|" + "---|" * len(cols))
     for r in rows:

@@ -45,6 +45,7 @@ def test_wrong_token(milvus_standalone, tmp_path, monkeypatch, capfd):
     assert "Traceback" not in capfd.readouterr().err
 
 
+@pytest.mark.slow  # starts its own Milvus server (full tier)
 def test_server_that_goes_away_mid_run(tmp_path, capfd):
     """A server stopped between the index build and the search: the search fails after ``timeout_s`` (retries
     included) with one line naming the URI, instead of pymilvus's minutes of retries and logged tracebacks."""

@@ -3,7 +3,6 @@ side with the thesis's reported numbers, plus the thesis's sustainability metric
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,13 +14,11 @@ from hublab.retrievers.registry import default_pipelines as default_pipelines  #
 from hublab.retrievers.registry import thesis_names
 from hublab.tracking.artifacts import write_csv
 from hublab.tracking.carbon import sustainability
+from hublab.tracking.comparison_runs import ChildRun, log_comparison_runs
 
 # @10 rank metrics first; full-list metrics only next to the output size they were measured at.
 COLUMNS = [(n, names.LABELS[n]) for n in names.KEY_METRICS]
 SOURCE_TAG = "source"  # "hublab" on our method children, "thesis" on the thesis reference children
-KEY_TAG = "hublab.comparison_key"
-CHILD_TAG = "hublab.comparison_child"
-ROLE_TAG = "hublab.role"  # "comparison" on the parent
 THESIS_SETTING = "OpenAI LLM + embeddings (Table 10.5)"
 
 
@@ -152,24 +149,23 @@ def headline_metrics(row: dict[str, Any]) -> dict[str, float]:
     return finite_metrics({key: row.get(label) for key, label in COLUMNS})
 
 
-def thesis_children(thesis: dict[str, dict[str, float]], graph: str) -> dict[str, dict[str, Any]]:
-    """child key → run name, tags, metrics of one thesis reference run per thesis method on this graph variant."""
+def thesis_children(thesis: dict[str, dict[str, float]], graph: str) -> dict[str, ChildRun]:
+    """child key → one thesis reference run per thesis method on this graph variant."""
     from hublab.tracking.mlflow_log import finite_metrics
 
     ours = {v: k for k, v in thesis_names().items()}
     out = {}
     for name, vals in sorted(thesis.items()):
         label = f"{name} ({thesis_tables.variant(graph) or graph})"
-        out[f"thesis:{name}"] = {
-            "name": f"thesis · {label}",
-            "tags": {SOURCE_TAG: "thesis", "hublab.method": ours.get(name, name.lower()), "thesis.config": label,
-                     "thesis.setting": THESIS_SETTING, "thesis.table": "graph_variants.csv (Table 10.5)"},
-            "metrics": finite_metrics(vals)}
+        out[f"thesis:{name}"] = ChildRun(
+            f"thesis · {label}", finite_metrics(vals),
+            {SOURCE_TAG: "thesis", "hublab.method": ours.get(name, name.lower()), "thesis.config": label,
+             "thesis.setting": THESIS_SETTING, "thesis.table": "graph_variants.csv (Table 10.5)"})
     return out
 
 
-def method_children(res: CompareResult) -> dict[str, dict[str, Any]]:
-    """child key → run name, tags, metrics of one child run per method we ran."""
+def method_children(res: CompareResult) -> dict[str, ChildRun]:
+    """child key → one child run per method we ran."""
     out = {}
     for r in res.rows:
         tags = {SOURCE_TAG: "hublab", "hublab.method": r["method"], "hublab.pipeline": r["pipeline"],
@@ -183,8 +179,7 @@ def method_children(res: CompareResult) -> dict[str, dict[str, Any]]:
             v = r.get(col)
             if isinstance(v, int | float) and not isinstance(v, bool):
                 metrics[key] = float(v)
-        out[f"method:{r['pipeline']}"] = {"name": f"{r['method']} · {r['pipeline']}", "tags": tags,
-                                          "metrics": metrics}
+        out[f"method:{r['pipeline']}"] = ChildRun(f"{r['method']} · {r['pipeline']}", metrics, tags)
     return out
 
 
@@ -197,46 +192,11 @@ def log_comparison(root: Path, experiment: str, graph: str, dataset: str, pipeli
     this graph variant (``source=thesis``, the same metric keys), so MLflow's compare view puts ours next to
     the thesis's. Re-running the same comparison (same graph, dataset, pipelines, limit, bound) updates that
     parent and its children instead of adding new runs. Returns the parent's run id."""
-    from mlflow.entities import Metric, Param, RunTag
-    from mlflow.tracking import MlflowClient
-    from mlflow.utils.mlflow_tags import MLFLOW_PARENT_RUN_ID, MLFLOW_RUN_NAME
+    from hublab.tracking.mlflow_log import MAX_PARAM_LEN
 
-    from hublab.tracking import mlflow_log
-
-    exp_id = mlflow_log.setup(root, experiment)
-    client = MlflowClient()
-    key = comparison_key(graph, dataset, pipelines, limit, max_output_triples)
-    now = int(time.time() * 1000)
-    found = client.search_runs([exp_id], f"tags.`{KEY_TAG}` = '{key}' and tags.`{ROLE_TAG}` = 'comparison'",
-                               order_by=["attributes.start_time DESC"], max_results=1)
     params = {"graph": graph, "dataset": dataset, "limit": str(limit), "max_output_triples": str(max_output_triples),
-              "pipelines": ",".join(sorted(p.name for p in pipelines))[:mlflow_log.MAX_PARAM_LEN]}
-    name = f"comparison {graph}/{dataset}"
-    if found:
-        parent_id = found[0].info.run_id
-        client.update_run(parent_id, status="RUNNING")
-    else:
-        parent_id = client.create_run(exp_id, run_name=name, tags={KEY_TAG: key, ROLE_TAG: "comparison"}
-                                      ).info.run_id
-        client.log_batch(parent_id, params=[Param(k, v) for k, v in params.items()])
-    try:
-        children = {**method_children(res or CompareResult([], [])), **thesis_children(thesis or {}, graph)}
-        existing = {r.data.tags.get(CHILD_TAG): r.info.run_id for r in client.search_runs(
-            [exp_id], filter_string=f"tags.`{MLFLOW_PARENT_RUN_ID}` = '{parent_id}'", max_results=1000)}
-        for ckey, child in children.items():
-            run_id = existing.get(ckey)
-            if run_id is None:
-                run_id = client.create_run(exp_id, run_name=child["name"], tags={
-                    MLFLOW_PARENT_RUN_ID: parent_id, MLFLOW_RUN_NAME: child["name"]}).info.run_id
-            tags = mlflow_log.safe_tags({**child["tags"], CHILD_TAG: ckey, KEY_TAG: key})
-            client.log_batch(run_id, metrics=[Metric(k, v, now, 0) for k, v in child["metrics"].items()],
-                             tags=[RunTag(k, v) for k, v in tags.items()])
-            client.set_terminated(run_id, "FINISHED")
-        client.set_tag(parent_id, "hublab.n_children", str(len(children)))
-        for f in files:
-            client.log_artifact(parent_id, str(f))
-    except BaseException:
-        client.set_terminated(parent_id, "FAILED")
-        raise
-    client.set_terminated(parent_id, "FINISHED")
-    return parent_id
+              "pipelines": ",".join(sorted(p.name for p in pipelines))[:MAX_PARAM_LEN]}
+    children = {**method_children(res or CompareResult([], [])), **thesis_children(thesis or {}, graph)}
+    return log_comparison_runs(root, experiment, key=comparison_key(graph, dataset, pipelines, limit,
+                                                                    max_output_triples),
+                               name=f"comparison {graph}/{dataset}", params=params, children=children, files=files)

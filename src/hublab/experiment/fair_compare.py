@@ -329,61 +329,30 @@ def log_mlflow(root: Path, rows: list[Row], files: list[Path], *, bound: int = B
     method, configuration, graph and question set (tags ``config``, ``method``, ``graph``, ``subset``, the tuned
     child's ``optuna_study``; rounded metrics and CI ends; a link to the full evaluation run). Rerunning updates
     the same parent and children."""
-    import time
+    from hublab.tracking.comparison_runs import ChildRun, log_comparison_runs
 
-    from mlflow.entities import Metric, Param, RunTag
-    from mlflow.tracking import MlflowClient
-    from mlflow.utils.mlflow_tags import MLFLOW_PARENT_RUN_ID, MLFLOW_RUN_NAME
-
-    from hublab.tracking import mlflow_log
-
-    exp_id = mlflow_log.setup(root, experiment)
-    client = MlflowClient()
-    key = f"fair-bound{bound}"
-    found = client.search_runs([exp_id], f"tags.`hublab.comparison_key` = '{key}' and tags.`hublab.role` = "
-                               "'comparison'", order_by=["attributes.start_time DESC"], max_results=1)
-    if found:
-        parent = found[0].info.run_id
-        client.update_run(parent, status="RUNNING")
-    else:
-        parent = client.create_run(exp_id, run_name=f"fair comparison (≤{bound} triples/question)", tags={
-            "hublab.comparison_key": key, "hublab.role": "comparison"}).info.run_id
-        client.log_batch(parent, params=[Param("bound", str(bound)), Param("tuning_set", TUNING_SET),
-                                         Param("test", TEST_NAME[:500]), Param("ci", "95% percentile bootstrap, "
-                                                                               "10000 resamples, seed 0")])
-    now = int(time.time() * 1000)
-    existing = {r.data.tags.get("hublab.comparison_child"): r.info.run_id for r in client.search_runs(
-        [exp_id], filter_string=f"tags.`{MLFLOW_PARENT_RUN_ID}` = '{parent}'", max_results=1000)}
-    try:
-        for r in rows:
-            ckey = f"{r.method}/{r.config}/{r.graph}/{r.subset}"
-            name = f"{r.method} · {r.config} · {r.graph}" + ("" if r.subset == "all" else f" · {r.subset}")
-            run_id = existing.get(ckey) or client.create_run(exp_id, run_name=name, tags={
-                MLFLOW_PARENT_RUN_ID: parent, MLFLOW_RUN_NAME: name}).info.run_id
-            metrics = {m: round(v, ROUND) for m, v in r.metrics.items() if math.isfinite(v)}
-            for m in CI_METRICS:
-                metrics[f"{m}_ci_low"], metrics[f"{m}_ci_high"] = (round(x, ROUND) for x in r.ci[m])
-            if r.p_value is not None:
-                metrics["p_value_vs_best"] = round(r.p_value, ROUND)
-            if r.p_vs_default is not None:
-                metrics["p_value_tuned_vs_default"] = round(r.p_vs_default, ROUND)
-            if r.thesis_map is not None:
-                metrics["thesis_map_at_10_triples"] = round(r.thesis_map, ROUND)
-            tags = {"config": r.config, "method": r.method, "graph": r.graph, "subset": r.subset,
-                    "hublab.comparison_child": ckey, "hublab.comparison_key": key, "hublab.pipeline": r.pipeline,
-                    "hublab.method_run_id": r.mlflow_run, "best": str(r.best)}
-            if r.study:
-                tags["optuna_study"] = r.study
-            client.log_batch(run_id, metrics=[Metric(k, v, now, 0) for k, v in metrics.items()],
-                             tags=[RunTag(k, v) for k, v in mlflow_log.safe_tags(tags).items()])
-            client.set_terminated(run_id, "FINISHED")
-        for f in files:
-            client.log_artifact(parent, str(f))
-    except BaseException:
-        client.set_terminated(parent, "FAILED")
-        raise
-    client.set_terminated(parent, "FINISHED")
-    return parent
+    children = {}
+    for r in rows:
+        metrics = {m: round(v, ROUND) for m, v in r.metrics.items() if math.isfinite(v)}
+        for m in CI_METRICS:
+            metrics[f"{m}_ci_low"], metrics[f"{m}_ci_high"] = (round(x, ROUND) for x in r.ci[m])
+        if r.p_value is not None:
+            metrics["p_value_vs_best"] = round(r.p_value, ROUND)
+        if r.p_vs_default is not None:
+            metrics["p_value_tuned_vs_default"] = round(r.p_vs_default, ROUND)
+        if r.thesis_map is not None:
+            metrics["thesis_map_at_10_triples"] = round(r.thesis_map, ROUND)
+        tags = {"config": r.config, "method": r.method, "graph": r.graph, "subset": r.subset,
+                "hublab.pipeline": r.pipeline, "hublab.method_run_id": r.mlflow_run, "best": str(r.best)}
+        if r.study:
+            tags["optuna_study"] = r.study
+        name = f"{r.method} · {r.config} · {r.graph}" + ("" if r.subset == "all" else f" · {r.subset}")
+        children[f"{r.method}/{r.config}/{r.graph}/{r.subset}"] = ChildRun(name, metrics, tags)
+    params = {"bound": str(bound), "tuning_set": TUNING_SET, "test": TEST_NAME[:500],
+              "ci": "95% percentile bootstrap, 10000 resamples, seed 0"}
+    return log_comparison_runs(root, experiment, key=f"fair-bound{bound}",
+                               name=f"fair comparison (≤{bound} triples/question)", params=params, children=children,
+                               files=files)
 
 
 def write_all(st: Settings, rows: list[Row], out_dir: Path, *, bound: int = BOUND, log: bool = True) -> dict[str, Any]:

@@ -247,7 +247,7 @@ class Retriever(ABC):
             if not isinstance(question, str) or not question.strip():
                 result = RetrievalResult(reason="empty question")
             else:
-                result = self._retrieve(question, topic_entity_id, topic_entity_value)
+                result = self._call(question, topic_entity_id, topic_entity_value)
                 if self.max_output_triples is not None:
                     result.contexts = result.contexts[: self.max_output_triples]
             if sp.recording:
@@ -256,6 +256,11 @@ class Retriever(ABC):
                                    "answer": result.answer or "", "reason": result.reason or "",
                                    "fallbacks": list(result.fallbacks)})
             return result
+
+    def _call(self, question: str, topic_entity_id: str | None, topic_entity_value: str | None) -> RetrievalResult:
+        """How ``retrieve`` calls the method: ``_retrieve`` as it is (a family of methods may wrap it, e.g. turn an
+        unexpected failure into the question's ``reason``)."""
+        return self._retrieve(question, topic_entity_id, topic_entity_value)
 
     @abstractmethod
     def _retrieve(

@@ -3,7 +3,6 @@ view, per-question budget, topic resolution, and the never-raise wrapper around 
 
 from __future__ import annotations
 
-from abc import abstractmethod
 from typing import Annotated
 
 from pydantic import Field
@@ -83,26 +82,12 @@ class ReasoningRetriever(Retriever):
                     return idx.uids[hits[0][0]][0], f"topic entity {topic_entity_id!r} unknown; linked {value!r}"
         return None, f"topic entity {topic_entity_id!r} ({topic_entity_value!r}) not found in the graph"
 
-    def retrieve(
-        self,
-        question: str,
-        topic_entity_id: str | None = None,
-        topic_entity_value: str | None = None,
-    ) -> RetrievalResult:
-        """The base preamble, then ``_retrieve`` with the question stripped; an unexpected failure becomes the
+    def _call(self, question: str, topic_entity_id: str | None, topic_entity_value: str | None) -> RetrievalResult:
+        """``_retrieve`` (the method's steps) on the stripped question; an unexpected failure becomes the
         question's ``reason`` (the run goes on), bad configuration still raises."""
         try:
-            return super().retrieve(question.strip() if isinstance(question, str) else question,
-                                    topic_entity_id, topic_entity_value)
+            return self._retrieve(question.strip(), topic_entity_id, topic_entity_value)
         except InputError:
             raise
         except Exception as exc:  # noqa: BLE001 - recorded per question
             return RetrievalResult(reason=f"{self.name} failed: {type(exc).__name__}: {exc}")
-
-    @abstractmethod
-    def _retrieve(
-        self, question: str, topic_entity_id: str | None, topic_entity_value: str | None
-    ) -> RetrievalResult:
-        """The method's steps; ``question`` is stripped and non-empty."""
-
-
