@@ -79,7 +79,7 @@ class MemoryVectorStore:
         self.cols: dict[str, dict[str, Any]] = {}
         self.inserts = 0
 
-    def ensure_collection(self, name: str, dim: int, metric: str = "COSINE") -> None:
+    def ensure_collection(self, name: str, dim: int, metric: str = "COSINE", *, keys: tuple[str, ...] = ()) -> None:
         self.cols.setdefault(name, {"dim": dim, "metric": metric, "vecs": [], "rows": []})
 
     def has_collection(self, name: str) -> bool:

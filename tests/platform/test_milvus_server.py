@@ -52,6 +52,13 @@ def test_retriever_on_server_matches_lite_file(milvus_standalone, milvus_token, 
         r = build_retriever(method, res, {})
         r.index(progress=False)
         out[kind] = r.retrieve(question).context_strings[:10]
+        if method == "hublink":  # a server gets HubLink's filter keys as indexed columns and overlapping searches
+            coll = r.hub_index.collection
+            assert store.concurrent_searches(coll) == (1 if kind == "lite" else 8)
+            if kind == "server":
+                fields = {f["name"]: f for f in store.client.describe_collection(coll)["fields"]}
+                assert {"hub_root", "path_hash"} <= set(fields)
+                assert {"hub_root", "path_hash"} <= set(store.client.list_indexes(coll))
     assert out["server"], "no result from the server"
     assert out["server"][0] == out["lite"][0]
     assert out["server"] == out["lite"]

@@ -277,6 +277,34 @@ def test_every_hub_gets_top_paths_to_keep_paths(tmp_path):
     assert len(hubs["A"].paths) == 2 and len(hubs["B"].paths) == 2  # B is not crowded out by A's hits
 
 
+def test_hub_searches_from_threads_give_the_sequential_result(tmp_path, monkeypatch):
+    """A store that answers searches concurrently (a server) gets each hub's searches from a thread pool: the hubs,
+    their paths and scores are exactly those of one search after another."""
+    store = make_vector_store(tmp_path / "v.db")
+    store.ensure_collection("c", 2, "COSINE")
+    rows, vecs = [], []
+    rng = np.random.default_rng(3)
+    for hub in "ABCDEF":
+        for i in range(15):
+            rows.append({"hub_root": hub, "path_hash": f"{hub}{i}", "level": "path", "text": f"{hub}{i}",
+                         "subject": f"s{i % 4}", "gen": "g"})
+            vecs.append(rng.normal(size=2))
+    store.insert("c", np.asarray(vecs, dtype=np.float32), rows)
+    query = np.asarray([[1.0, 0.2], [0.1, 1.0]], dtype=np.float32)
+    found = {}
+    for workers in (1, 4):
+        monkeypatch.setattr(type(store), "concurrent_searches", lambda self, name, w=workers: w)
+        search = HubSearch(store, "c", 5, 0.05)
+        hubs: dict = {}
+        search.paths_for_hubs(query, list("ABCDEF"), hubs)
+        candidates = {r: h for r, h in search.global_search(query, []).items()}
+        filled = search.fill_or_prune(query, candidates)
+        found[workers] = ([(r, sorted((p.path_hash, p.score) for p in h.paths.values())) for r, h in hubs.items()],
+                          [(r, sorted((p.path_hash, p.score) for p in h.paths.values())) for r, h in filled.items()])
+        assert (search._pool is not None) == (workers > 1)
+    assert found[1] == found[4] and found[1][0] and found[1][1]
+
+
 # ---------------------------------------------------------------- item 6: LLM PATHTOTEXT
 
 

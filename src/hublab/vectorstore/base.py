@@ -44,8 +44,10 @@ class HitArrays:
 
 class VectorStore(ABC):
     @abstractmethod
-    def ensure_collection(self, name: str, dim: int, metric: str = "COSINE") -> None:
-        """Create the collection if missing (fields are dynamic: any scalar metadata may be stored)."""
+    def ensure_collection(self, name: str, dim: int, metric: str = "COSINE", *, keys: tuple[str, ...] = ()) -> None:
+        """Create the collection if missing (fields are dynamic: any scalar metadata may be stored). ``keys``:
+        string fields every row carries and searches filter on (``hub_root == …``); a store may give them typed,
+        indexed columns (a Milvus server does: a filter on a dynamic field parses every row's JSON per search)."""
 
     @abstractmethod
     def has_collection(self, name: str) -> bool: ...
@@ -86,6 +88,13 @@ class VectorStore(ABC):
                                  np.array([h.score for h in hits], dtype=np.float64),
                                  {f: [h.fields.get(f) for h in hits] for f in output_fields}))
         return out
+
+    def concurrent_searches(self, name: str) -> int:
+        """How many searches on ``name`` a caller may usefully run at once from threads. 1 (default): an
+        in-process engine or matrix product gains nothing from threads; a remote server answers round trips
+        concurrently, so a method making many independent searches per question (HubLink: one per hub) may
+        overlap them."""
+        return 1
 
     @abstractmethod
     def query(

@@ -19,6 +19,14 @@ from hublab.vectorstore.milvus_client import GRPC_OPTIONS as GRPC_OPTIONS  # noq
 from hublab.vectorstore.milvus_client import _client, release_client, server_error
 from hublab.vectorstore.milvus_native import native_search
 
+#: Searches a caller may overlap on a server (``concurrent_searches``): HubLink's per-hub searches of one question
+#: (10 hubs by default) at once. Measured at GV3 ×1 on a 2.3.5 standalone on this 2-core machine: docs/scale.md.
+SERVER_SEARCH_THREADS = 8
+#: Key columns (``ensure_collection(keys=…)``) on a server: VARCHAR of at most this many characters, with this
+#: scalar index (MARISA trie: exact and ``in`` lookups; Milvus 2.3 and later).
+KEY_MAX_LEN = 512
+KEY_INDEX = "Trie"
+
 
 class MilvusVectorStore(VectorStore):
     """``exact``: ``auto`` searches through the exact in-memory mirror whenever the engine is Milvus Lite (a
@@ -83,6 +91,11 @@ class MilvusVectorStore(VectorStore):
                     name, n, self.exact_max_vectors)
         return not self._too_big[name]
 
+    def concurrent_searches(self, name: str) -> int:
+        """``SERVER_SEARCH_THREADS`` for natively searched collections on a server (each search is a gRPC round
+        trip of ~10 ms on 2.3.5, mostly waiting); 1 for a Lite file and for mirrored collections (in-process)."""
+        return 1 if self.local_file or self.mirrors(name) else SERVER_SEARCH_THREADS
+
     def _changed(self, name: str) -> None:
         self._row_cache.pop(name, None)
         self._mirrors.pop(name, None)
@@ -94,13 +107,16 @@ class MilvusVectorStore(VectorStore):
         except Exception:  # noqa: BLE001 - a server that cannot say is treated as a full Milvus
             return False
 
-    def ensure_collection(self, name: str, dim: int, metric: str = "COSINE") -> None:
+    def ensure_collection(self, name: str, dim: int, metric: str = "COSINE", *, keys: tuple[str, ...] = ()) -> None:
+        """``keys`` become indexed VARCHAR columns on a server (``_ensure_server_collection``); a Lite file keeps
+        every field dynamic (its searches go through the exact mirror, and its bytes stay as they were)."""
         metric = metric.upper()
         if self.local_file:  # Milvus Lite file
             if not self.client.has_collection(name):
                 self._create_lite_collection(name, dim, metric)
         else:
-            self._server_call(self._ensure_server_collection, name, dim, metric, doing=f"creating collection {name}")
+            self._server_call(self._ensure_server_collection, name, dim, metric, tuple(keys),
+                              doing=f"creating collection {name}")
         self._metric[name] = metric
 
     def _create_lite_collection(self, name: str, dim: int, metric: str) -> None:
@@ -125,14 +141,20 @@ class MilvusVectorStore(VectorStore):
         self.client.load_collection(name)
         self._loaded.add(name)
 
-    def _index_params(self, metric: str):
+    def _index_params(self, metric: str, keys: tuple[str, ...] = ()):
         params = self.client.prepare_index_params()
         params.add_index("vector", index_type=self.index.type, metric_type=metric, params=dict(self.index.build))
+        for key in keys:
+            params.add_index(key, index_type=KEY_INDEX)
         return params
 
-    def _ensure_server_collection(self, name: str, dim: int, metric: str) -> None:
+    def _ensure_server_collection(self, name: str, dim: int, metric: str, keys: tuple[str, ...] = ()) -> None:
         """Create ``name`` with this store's index and Session consistency, or re-index an existing collection whose
-        index differs. Session: a search sees every insert this client made before it (pymilvus's quick setup uses
+        index differs. ``keys``: VARCHAR columns with a ``KEY_INDEX`` index instead of dynamic (JSON) fields: a
+        filter on a dynamic field parses every row's JSON per search (measured on 2.3.5, 262,000 rows, FLAT: 68 ms
+        per ``hub_root == …`` search, a VARCHAR column 49 ms, with the index 23 ms; docs/scale-out.md). A collection
+        created before keeps its dynamic fields (filters give the same rows, only slower).
+        Session: a search sees every insert this client made before it (pymilvus's quick setup uses
         Bounded, whose searches may miss the last seconds' inserts); Strong would also see other clients' inserts
         but waits for the server's next time tick on every search (measured on 2.3.5: 244 ms per search vs. 18 ms
         Session, 14 ms Bounded; HubLink makes dozens of searches per question)."""
@@ -143,8 +165,10 @@ class MilvusVectorStore(VectorStore):
             schema = self.client.create_schema(auto_id=True, enable_dynamic_field=True)
             schema.add_field("id", DataType.INT64, is_primary=True)
             schema.add_field("vector", DataType.FLOAT_VECTOR, dim=dim)
+            for key in keys:
+                schema.add_field(key, DataType.VARCHAR, max_length=KEY_MAX_LEN)
             try:
-                self.client.create_collection(name, schema=schema, index_params=self._index_params(metric),
+                self.client.create_collection(name, schema=schema, index_params=self._index_params(metric, keys),
                                               consistency_level="Session", timeout=t)
             except Exception as exc:
                 if "index" not in str(getattr(exc, "message", exc)).lower():

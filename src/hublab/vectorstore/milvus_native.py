@@ -88,12 +88,13 @@ def native_search(store: Any, name: str, vectors, k: int, filter: str) -> list[l
 def _rows(store: Any, name: str, ids: set[int]) -> dict[int, tuple[np.ndarray, dict[str, Any], tuple]]:
     """id → (vector, fields, content key) for ``ids``, fetched by id for those not cached yet. The cache holds at
     most ``_ROW_CACHE_MAX`` rows per collection (emptied when full) and is dropped when this process changes
-    the collection."""
+    the collection. Safe from concurrent searches (``concurrent_searches``): the answer is built from the rows
+    this call found or fetched, never re-read from a cache another thread may have emptied meanwhile."""
     cache = store._row_cache.setdefault(name, {})
-    missing = sorted(ids - cache.keys())
+    out = {i: row for i in ids if (row := cache.get(i)) is not None}
+    missing = sorted(ids - out.keys())
     if len(cache) + len(missing) > _ROW_CACHE_MAX:
         cache.clear()
-        missing = sorted(ids)
     for start in range(0, len(missing), 4000):
         chunk = missing[start : start + 4000]
         got = store._server_call(store.client.query, name, filter=f"id in {chunk}", output_fields=["*", "vector"],
@@ -101,5 +102,6 @@ def _rows(store: Any, name: str, ids: set[int]) -> dict[int, tuple[np.ndarray, d
                                 **store._read_level())
         for r in got:
             fields = {key: v for key, v in r.items() if key != "vector"}
-            cache[int(r["id"])] = (np.asarray(r["vector"], dtype=np.float32), fields, content_key(fields))
-    return {i: cache[i] for i in ids if i in cache}
+            row = (np.asarray(r["vector"], dtype=np.float32), fields, content_key(fields))
+            out[int(r["id"])] = cache[int(r["id"])] = row
+    return out

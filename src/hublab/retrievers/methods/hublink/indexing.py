@@ -241,7 +241,7 @@ class HubIndex:
         t0 = time.perf_counter()
         batch_hubs = max(1, int(batch_hubs or os.environ.get("HUBLAB_INDEX_BATCH_HUBS") or 64))
         had_collection = self.store.has_collection(self.collection)
-        self.store.ensure_collection(self.collection, self.embedder.dim, "COSINE")
+        self.store.ensure_collection(self.collection, self.embedder.dim, "COSINE", keys=("hub_root", "path_hash"))
         state = self._read_manifest() if had_collection else {}  # a manifest without its collection is void
         old: dict[str, list[str]] = state.get("hubs", {})
         unsettled: set[str] = set(state.get("unsettled", []))  # rows may not match the manifest (killed batch)

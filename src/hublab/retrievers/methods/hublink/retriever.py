@@ -173,16 +173,7 @@ class HubLinkRetriever(Retriever):
                 for hit in hub.paths.values():
                     cand.add(hit)
         # FILLORREMOVEPATHS (Alg. 13): more than TopPathsToKeep -> prune; fewer -> GETHUBPATHSFORHUB (replace)
-        short = [r for r, h in candidates.items() if len(h.paths) < self.top_paths]
-        filled: dict[str, Hub] = {}
-        self.search.paths_for_hubs(q.vectors, short, filled)
-        hubs: dict[str, Hub] = {}
-        for r, h in candidates.items():
-            if r in filled:
-                hubs[r] = filled[r]
-            elif len(h.paths) >= self.top_paths:
-                hubs[r] = self.search.prune_paths(h, q.vectors)
-        return prune_hubs(hubs, self.alpha, self.n_hubs)
+        return prune_hubs(self.search.fill_or_prune(q.vectors, candidates), self.alpha, self.n_hubs)
 
     def _hubs_at_level(self, q: ProcessedQuestion, roots: list[str]) -> list[Hub]:
         """GETHUBSATCURRENTLEVEL (Alg. 15) after FINDHUBROOTS, then PRUNEHUBS (Alg. 14 line 12); traced as a

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from hublab.scores import round_score
@@ -107,6 +108,7 @@ class HubSearch:
         self.collection = collection
         self.top_paths = top_paths
         self.penalty = diversity_penalty
+        self._pool: ThreadPoolExecutor | None = None  # created on first use by ``_map`` (server stores only)
 
     def _search_arrays(self, vectors, limit: int, filter: str) -> list[HitArrays]:
         return _arrays(self.store, self.collection, vectors, min(max(1, limit), MAX_LIMIT), filter)
@@ -174,15 +176,40 @@ class HubSearch:
                 taken[h.path_hash] = h
         return list(taken.values())
 
+    def _map(self, fn, items: list) -> list:
+        """``fn`` over ``items``, results in ``items``' order; from threads when the store answers searches
+        concurrently (a server: each hub's searches are round trips that overlap), else one after another. Each
+        hub's work is independent of the others', so the results are the same either way."""
+        concurrency = getattr(self.store, "concurrent_searches", None)  # duck-typed test stores may lack it
+        workers = min(len(items), concurrency(self.collection)) if concurrency is not None else 1
+        if workers <= 1:
+            return [fn(x) for x in items]
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hub-search")
+        return list(self._pool.map(fn, items))
+
     def paths_for_hubs(self, vectors, roots: list[str], hubs: dict[str, Hub]) -> None:
         """GETHUBPATHSFORHUB for each of ``roots``: the hub's paths are *replaced* by its own top paths (Alg. 13
         line 11, Alg. 15 line 7). Hubs the store has no path for are left out of ``hubs``."""
-        for root in roots:
-            got = self.paths_for_hub(vectors, root)
+        for root, got in zip(roots, self._map(lambda r: self.paths_for_hub(vectors, r), roots), strict=True):
             if got:
                 hubs[root] = Hub(root, {h.path_hash: h for h in got})
             else:
                 hubs.pop(root, None)
+
+    def fill_or_prune(self, vectors, candidates: dict[str, Hub]) -> dict[str, Hub]:
+        """FILLORREMOVEPATHS (Alg. 13) for every candidate hub: fewer than TopPathsToKeep paths → its own top paths
+        (GETHUBPATHSFORHUB; dropped when the store has none), more → pruned to TopPathsToKeep."""
+
+        def one(item: tuple[str, Hub]) -> Hub | None:
+            root, hub = item
+            if len(hub.paths) >= self.top_paths:
+                return self.prune_paths(hub, vectors)
+            got = self.paths_for_hub(vectors, root)
+            return Hub(root, {h.path_hash: h for h in got}) if got else None
+
+        items = list(candidates.items())
+        return {r: h for (r, _), h in zip(items, self._map(one, items), strict=True) if h is not None}
 
     def diversity_rank(self, hub: Hub) -> list[PathHit]:
         """APPLYSUBJECTDIVERSITYRANKER: penalise repeated subjects among triple-level hits, then re-sort."""
