@@ -84,7 +84,7 @@ def _start_lite_server(data: Path) -> tuple[subprocess.Popen, str]:
 
 def one_size(factor: int, embedder: str, n_questions: int, work: Path, shared: Path, store: str = "lite",
              uri: str | None = None, exact_max_vectors: int | None = 500_000, latency_budget_s: float = 900.0,
-             index: dict | None = None) -> dict:
+             index: dict | None = None, quiet_load: float | None = None, quiet_wait_s: float = 3600) -> dict:
     import resource
 
     import scale_server
@@ -155,6 +155,7 @@ def one_size(factor: int, embedder: str, n_questions: int, work: Path, shared: P
         inserted["t0"] = t0
         stats = r.index(progress=False)
         build_s = time.perf_counter() - t0
+        load_build = os.getloadavg()[0]
         vectors = int(stats.get("vectors_written") or 0)
         _log(f"x{factor}: index built, {vectors} vectors in {build_s:.0f} s")
         size_mb = sum(f.stat().st_size for f in d.rglob("*") if f.is_file()) / 2**20
@@ -165,6 +166,8 @@ def one_size(factor: int, embedder: str, n_questions: int, work: Path, shared: P
             server_row = _server_figures(vs, collection, copy, emb, [p.question for p in pairs], standalone)
             _log(f"x{factor}: server index complete after {server_row['index_wait_s']} s more; "
                  f"ANN recall@20 {server_row['ann_recall_at_20']}")
+        quiet_s = _wait_for_quiet(quiet_load, quiet_wait_s, f"x{factor}") if quiet_load is not None else 0.0
+        load_latency = os.getloadavg()[0]
         t = time.perf_counter()
         r.retrieve(pairs[0].question)  # warm-up: mirror load, path records
         warm_s = time.perf_counter() - t
@@ -205,8 +208,19 @@ def one_size(factor: int, embedder: str, n_questions: int, work: Path, shared: P
         "latency_median_s": round(statistics.median(lat), 4),
         "latency_p95_s": round(lat[int(0.95 * (len(lat) - 1))], 4),
         "hits@10": round(statistics.mean(hits), 4), "triples_per_question": round(statistics.mean(sizes), 1),
-        "questions": len(lat),
+        "questions": len(lat), "load_avg_1m_after_build": round(load_build, 2),
+        "load_avg_1m_before_latency": round(load_latency, 2), "quiet_wait_s": round(quiet_s),
     }
+
+
+def _wait_for_quiet(max_load: float, wait_s: float, label: str) -> float:
+    """Wait until the 1-minute load average is at most ``max_load`` (another job on the machine would be measured
+    as latency), at most ``wait_s``; returns the seconds waited."""
+    t0 = time.monotonic()
+    while os.getloadavg()[0] > max_load and time.monotonic() - t0 < wait_s:
+        _log(f"{label}: load average {os.getloadavg()[0]:.2f} > {max_load}: waiting before the latency phase")
+        time.sleep(30)
+    return time.monotonic() - t0
 
 
 def _server_figures(vs, collection: str, copy, emb, questions: list[str], standalone) -> dict:
@@ -366,6 +380,9 @@ def main() -> None:
     ap.add_argument("--exact-max-vectors", type=int, default=500_000,
                     help="vector_store.exact_max_vectors: mirror up to this many vectors, native search above")
     ap.add_argument("--latency-budget-s", type=float, default=900.0, help="retrieval phase time limit per size")
+    ap.add_argument("--quiet-load", type=float, help="before the latency phase, wait until the 1-minute load "
+                    "average is at most this (a build may share the machine; its latency should not)")
+    ap.add_argument("--quiet-wait-s", type=float, default=3600, help="wait at most this long for --quiet-load")
     ap.add_argument("--min-available-gb", type=float, default=5.0, help="watchdog: kill a size below this")
     ap.add_argument("--wait-s", type=float, default=600, help="wait at most this long for memory headroom")
     ap.add_argument("--attempts", type=int, default=2, help="tries per size when the watchdog killed it")
@@ -376,7 +393,8 @@ def main() -> None:
     work = ROOT / ".cache" / "bench_scale"
     if args.one:
         row = one_size(int(args.one[0]), args.one[1], args.questions, work, Path(args.shared), args.store, args.uri,
-                       args.exact_max_vectors, args.latency_budget_s, json.loads(args.index))
+                       args.exact_max_vectors, args.latency_budget_s, json.loads(args.index), args.quiet_load,
+                       args.quiet_wait_s)
         print(json.dumps(row))
         return
     work.mkdir(parents=True, exist_ok=True)
@@ -389,8 +407,9 @@ def main() -> None:
                 continue
             cmd = [sys.executable, __file__, "--one", str(f), emb, "--questions", str(args.questions),
                    "--shared", args.shared, "--store", args.store, "--exact-max-vectors", str(args.exact_max_vectors),
-                   "--latency-budget-s", str(args.latency_budget_s), "--index", args.index] + (
-                       ["--uri", args.uri] if args.uri else [])
+                   "--latency-budget-s", str(args.latency_budget_s), "--index", args.index,
+                   "--quiet-wait-s", str(args.quiet_wait_s)] + (["--uri", args.uri] if args.uri else []) + (
+                       ["--quiet-load", str(args.quiet_load)] if args.quiet_load is not None else [])
             log = work / f"x{f}_{emb}_{args.store}.log"
             for attempt in range(1, args.attempts + 1):
                 print(f"{time.strftime('%H:%M:%S')} x{f} {emb} {args.store} (attempt {attempt}): log {log}", flush=True)
