@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
-# The test command (README, .ci/run): the whole suite, offline, on CPU.
+# The test command (README, .ci/run): the whole suite, offline, on CPU, in parallel (pytest-xdist).
 #   bash scripts/test.sh           full tier: every test (what CI runs)
 #   bash scripts/test.sh --fast    fast tier: deselects tests marked `slow` (servers, subprocesses, MiniLM, llama;
 #                                  tests/conftest.py says how a test becomes slow); a few minutes on 2 cores
-# Further arguments go to pytest (test files, -k, -x, ...).
+# Further arguments go to pytest (test files, -k, -x, ...; `-n 0` runs in one process, e.g. for --pdb).
+# Workers: HUBLAB_TEST_WORKERS (default 3: most slow tests wait on servers, subprocesses and model loads, so one
+# worker more than the 2 cores of CI keeps both busy). --dist loadgroup keeps the tests of one session server
+# (llama.cpp, Milvus standalone, MLflow, PostgreSQL: tests/conftest.py SERVER_GROUPS) on one worker, so each
+# server starts once a run. Every run ends with its 15 slowest tests and its wall time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 MLFLOW_DISABLE_TELEMETRY=true RAGAS_DO_NOT_TRACK=true \
   DO_NOT_TRACK=true DVC_NO_ANALYTICS=1 TOKENIZERS_PARALLELISM=false
 # this checkout's code first (a worktree sharing another checkout's .venv tests its own src/)
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
-# the slowest tests, slowest first, after every run: where the suite's time goes (#19)
-args=(--durations=30 --durations-min=5)
+args=(-n "${HUBLAB_TEST_WORKERS:-3}" --dist loadgroup --durations=15 --durations-min=1)
 for a in "$@"; do
   if [ "$a" = "--fast" ]; then args+=(-m "not slow"); else args+=("$a"); fi
 done
-exec .venv/bin/python -m pytest -q -ra "${args[@]}"
+start=$(date +%s)
+rc=0
+.venv/bin/python -m pytest -q -ra "${args[@]}" || rc=$?
+echo "test.sh: suite wall time $(( $(date +%s) - start )) s (exit $rc)"
+exit "$rc"

@@ -38,10 +38,34 @@ SLOW_FIXTURES = frozenset({
 })
 
 
+# session servers whose tests run on one pytest-xdist worker (``--dist loadgroup``, scripts/test.sh): one server a
+# run instead of one per worker, and its tests never compete with each other for it
+SERVER_GROUPS = {
+    "llama_server": "llama", "milvus_standalone": "milvus", "milvus_token": "milvus",
+    "mlflow_server": "mlflow", "mlflow_project": "mlflow", "postgres_url": "postgres",
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which turns xdist_group marks into scheduling groups
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("llama") or SLOW_FIXTURES.intersection(item.fixturenames):
             item.add_marker(pytest.mark.slow)
+        if item.get_closest_marker("xdist_group"):
+            continue
+        groups = sorted({SERVER_GROUPS[f] for f in item.fixturenames if f in SERVER_GROUPS})
+        if not groups and _uses_module_fixture(item):  # built once a module, so its tests stay on one worker
+            groups = [item.nodeid.split("::")[0]]
+        if groups:
+            item.add_marker(pytest.mark.xdist_group("+".join(groups)))
+
+
+def _uses_module_fixture(item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    return any(defs and defs[-1].scope == "module" for name, defs in info.name2fixturedefs.items()
+               if name in item.fixturenames)
 
 
 @pytest.hookimpl(hookwrapper=True)

