@@ -161,9 +161,15 @@ def _get_models(ep: LLMEndpoint, key: str | None) -> Any:
     client itself uses; the client would cost a second of imports before the check can say anything)."""
     import httpx
 
+    from hublab.llm.factory import SDK_ORG, SDK_PROJECT
+
     url = (ep.base_url or "https://api.openai.com/v1").rstrip("/") + "/models"
-    return httpx.get(url, headers={"Authorization": f"Bearer {key}"} if key else {},
-                     timeout=httpx.Timeout(LLM_READ_TIMEOUT_S, connect=LLM_CONNECT_TIMEOUT_S))
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    # the organization and project the client sends (the OpenAI SDK reads them from the environment)
+    for header, var in (("OpenAI-Organization", SDK_ORG), ("OpenAI-Project", SDK_PROJECT)):
+        if os.environ.get(var):
+            headers[header] = os.environ[var]
+    return httpx.get(url, headers=headers, timeout=httpx.Timeout(LLM_READ_TIMEOUT_S, connect=LLM_CONNECT_TIMEOUT_S))
 
 
 def llm_endpoint_problem(ep: LLMEndpoint) -> tuple[str | None, str | None]:
