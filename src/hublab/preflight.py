@@ -254,7 +254,8 @@ def check_run(pipeline: Path, graph: str, dataset: str | None, *, settings: Any,
         if why:
             errors.append(InputError(f"{why} (value not shown)", field="--llm-base-url / $HUBLAB_LLM_BASE_URL"))
     if not errors:
-        out.cfg = _catch(errors, load_pipeline, pipeline)
+        # a path, or a name as `hublab list` prints it (pipelines/<name>.yaml)
+        out.cfg = _catch(errors, lambda: load_pipeline(settings.pipeline_file(pipeline)))
     _catch(errors, settings.graph_file, graph)
     pairs = None
     if dataset is not None:
