@@ -182,7 +182,7 @@ def llm_endpoint_problem(ep: LLMEndpoint) -> tuple[str | None, str | None]:
 
     at = where(ep.base_url)
     fix_url = "or point every LLM at a running OpenAI-compatible server with --llm-base-url http://HOST:PORT/v1 " \
-              "($HUBLAB_LLM_BASE_URL)"
+              "($HUBLAB_LLM_BASE_URL; $OPENAI_BASE_URL where the pipeline's base_url is null)"
     key = os.environ.get(ep.key_env) if ep.key_env else None
     if not key and is_openai_endpoint(ep.base_url):
         return (f"{ep.field}: model {ep.model} at {at} needs an API key, but ${ep.key_env} is not set: export "
