@@ -23,6 +23,7 @@ from pathlib import Path
 import mlflow
 from rank_bm25 import BM25Okapi
 
+from hublab.env import set_verbosity
 from hublab.mlflow_eval import retrieval_scorers
 from hublab.mlflow_eval.data import eval_rows, graph_for, load_questions, triple_texts
 
@@ -50,7 +51,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     ap.add_argument("--store-dir", type=Path, default=None,
                     help="folder of the MLflow store: mlflow.db and the traces (default: a new temp folder)")
     ap.add_argument("--experiment", default="hublab-mlflow-evaluation")
+    ap.add_argument("-v", "--verbose", action="store_true", help="MLflow's INFO lines too (default: quiet)")
     args = ap.parse_args(argv)
+    set_verbosity(args.verbose)  # as the hublab command line: libraries' INFO lines only with -v
     store = (args.store_dir or Path(tempfile.mkdtemp(prefix="hublab-mlflow-"))).resolve()
     store.mkdir(parents=True, exist_ok=True)
     uri = f"sqlite:///{store / 'mlflow.db'}"

@@ -109,6 +109,25 @@ class Settings:
     def pipeline_files(self) -> list[Path]:
         return sorted((self.root / "pipelines").glob("*.yaml"))
 
+    def pipeline_file(self, arg: str | Path) -> Path:
+        """A pipeline as every command takes it: a YAML path, or a name as ``hublab list`` prints it
+        (``hublink_local`` → ``pipelines/hublink_local.yaml``; ``tuned/bm25`` → ``pipelines/tuned/bm25.yaml``).
+        Neither: an error listing the valid names."""
+        path = Path(arg)
+        try:
+            if path.exists():
+                return path
+            named = self.root / "pipelines" / f"{arg}.yaml"
+            if path.suffix not in (".yaml", ".yml") and named.is_file():
+                # as the user would have typed it from the project root
+                return Path(os.path.relpath(named)) if named.is_relative_to(Path.cwd().resolve()) else named
+        except OSError:  # a name the file system refuses (too long ...): the loader says what is wrong with it
+            return path
+        names = ", ".join(p.stem for p in self.pipeline_files()) or "none (no pipelines/*.yaml)"
+        what = "pipeline file not found" if path.suffix in (".yaml", ".yml") else f"pipeline not found: {str(arg)!r}"
+        raise InputError(f"{what}; valid names (hublab list): {names}, or a path to a pipeline YAML",
+                         file=str(path) if path.suffix in (".yaml", ".yml") else None)
+
     def graph_for_dataset(self, name: str) -> str:
         """The graph a dataset's golden triples refer to (``reduced_gv1`` → ``gv1``)."""
         reduced = self.section("datasets").get("reduced", {})

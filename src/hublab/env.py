@@ -53,7 +53,17 @@ CLI_QUIET_DEFAULTS = {
     "GRPC_VERBOSITY": "NONE",
     "HF_HUB_DISABLE_PROGRESS_BARS": "1",
     "TRANSFORMERS_VERBOSITY": "error",
+    # MLflow's own INFO lines ("Creating initial MLflow database tables...", "Experiment ... does not exist.
+    # Creating a new experiment."): read by MLflow when it is imported; ``-v/--verbose`` brings them back
+    "MLFLOW_LOGGING_LEVEL": "WARNING",
 }
+#: libraries whose INFO lines are their own progress, not HubLab's results: WARNING unless ``-v/--verbose``
+LIBRARY_LOGGERS = ("mlflow", "alembic", "optuna", "httpx", "matplotlib")
+#: the modules that draw HubLab's figures with matplotlib (optuna's plots and the parameter importances behind
+#: them, the comparison chart): their UserWarnings (tight_layout, colorbar axes, "Parameter importances will be
+#: equal") are about a PNG artifact, not the run; shown with ``-v/--verbose``
+PLOT_WARNING_MODULES = r"(matplotlib|optuna\.visualization|optuna\.importance|hublab\.tuning\.report" \
+                       r"|hublab\.experiment\.fair_compare|hublab\.tracking\.artifacts)(\.|$)"
 #: Optuna's ExperimentalWarning text (``optuna._experimental``): matched by message, so that setting the filter
 #: does not import Optuna (``hublab --help`` stays fast)
 OPTUNA_EXPERIMENTAL = r".*(is experimental \(supported from v|is an experimental (feature|CLI command))"
@@ -71,3 +81,33 @@ def quiet_cli() -> None:
     warnings.filterwarnings("ignore", message=OPTUNA_EXPERIMENTAL)
     for name in _QUIET_LOGGERS:
         logging.getLogger(name).setLevel(logging.WARNING)
+    set_verbosity(False)
+
+
+def set_verbosity(verbose: bool) -> None:
+    """Quiet (the default of the command line and the examples): libraries' INFO lines and the plotting code's
+    layout warnings off, unless the user set ``MLFLOW_LOGGING_LEVEL`` themselves. ``verbose`` (``-v/--verbose``):
+    INFO lines of HubLab and its libraries on stderr, and every warning."""
+    import logging
+    import warnings
+
+    if verbose:
+        os.environ["MLFLOW_LOGGING_LEVEL"] = "INFO"
+        for name in (*LIBRARY_LOGGERS, *_QUIET_LOGGERS):
+            logging.getLogger(name).setLevel(logging.INFO)
+        logging.getLogger("matplotlib").setLevel(logging.WARNING)  # its INFO/DEBUG is font-cache chatter
+        log = logging.getLogger("hublab")
+        log.setLevel(logging.INFO)
+        if not any(getattr(h, "_hublab_verbose", False) for h in log.handlers):
+            handler = logging.StreamHandler()
+            handler.setFormatter(logging.Formatter("%(asctime)s INFO %(name)s: %(message)s", "%Y/%m/%d %H:%M:%S"))
+            handler._hublab_verbose = True  # type: ignore[attr-defined]
+            log.addHandler(handler)
+        warnings.filterwarnings("default", category=UserWarning, module=PLOT_WARNING_MODULES)
+        return
+    os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
+    level = os.environ["MLFLOW_LOGGING_LEVEL"].upper()
+    logging.getLogger("mlflow").setLevel(level if level in logging.getLevelNamesMapping() else logging.WARNING)
+    for name in LIBRARY_LOGGERS[1:]:
+        logging.getLogger(name).setLevel(logging.ERROR if name == "matplotlib" else logging.WARNING)
+    warnings.filterwarnings("ignore", category=UserWarning, module=PLOT_WARNING_MODULES)

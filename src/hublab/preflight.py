@@ -161,9 +161,15 @@ def _get_models(ep: LLMEndpoint, key: str | None) -> Any:
     client itself uses; the client would cost a second of imports before the check can say anything)."""
     import httpx
 
+    from hublab.llm.factory import SDK_ORG, SDK_PROJECT
+
     url = (ep.base_url or "https://api.openai.com/v1").rstrip("/") + "/models"
-    return httpx.get(url, headers={"Authorization": f"Bearer {key}"} if key else {},
-                     timeout=httpx.Timeout(LLM_READ_TIMEOUT_S, connect=LLM_CONNECT_TIMEOUT_S))
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    # the organization and project the client sends (the OpenAI SDK reads them from the environment)
+    for header, var in (("OpenAI-Organization", SDK_ORG), ("OpenAI-Project", SDK_PROJECT)):
+        if os.environ.get(var):
+            headers[header] = os.environ[var]
+    return httpx.get(url, headers=headers, timeout=httpx.Timeout(LLM_READ_TIMEOUT_S, connect=LLM_CONNECT_TIMEOUT_S))
 
 
 def llm_endpoint_problem(ep: LLMEndpoint) -> tuple[str | None, str | None]:
@@ -176,7 +182,7 @@ def llm_endpoint_problem(ep: LLMEndpoint) -> tuple[str | None, str | None]:
 
     at = where(ep.base_url)
     fix_url = "or point every LLM at a running OpenAI-compatible server with --llm-base-url http://HOST:PORT/v1 " \
-              "($HUBLAB_LLM_BASE_URL)"
+              "($HUBLAB_LLM_BASE_URL; $OPENAI_BASE_URL where the pipeline's base_url is null)"
     key = os.environ.get(ep.key_env) if ep.key_env else None
     if not key and is_openai_endpoint(ep.base_url):
         return (f"{ep.field}: model {ep.model} at {at} needs an API key, but ${ep.key_env} is not set: export "
@@ -248,7 +254,8 @@ def check_run(pipeline: Path, graph: str, dataset: str | None, *, settings: Any,
         if why:
             errors.append(InputError(f"{why} (value not shown)", field="--llm-base-url / $HUBLAB_LLM_BASE_URL"))
     if not errors:
-        out.cfg = _catch(errors, load_pipeline, pipeline)
+        # a path, or a name as `hublab list` prints it (pipelines/<name>.yaml)
+        out.cfg = _catch(errors, lambda: load_pipeline(settings.pipeline_file(pipeline)))
     _catch(errors, settings.graph_file, graph)
     pairs = None
     if dataset is not None:

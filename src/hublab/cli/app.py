@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -18,6 +19,16 @@ data_app = typer.Typer(help="Build data: ORKG snapshot, graph variants GV1-GV4, 
 graph_app = typer.Typer(help="Inspect and compare graphs.", no_args_is_help=True)
 app.add_typer(data_app, name="data")
 app.add_typer(graph_app, name="graph")
+
+
+@app.callback()
+def _options(verbose: bool = typer.Option(False, "-v", "--verbose", help="INFO lines of HubLab and its libraries "
+                                          "(MLflow, Optuna...) on stderr, and every warning; default: quiet.")) -> None:
+    """HubLab: KGQA retrieval experiments over research knowledge graphs (ORKG), tracked in MLflow."""
+    if verbose:
+        from hublab.env import set_verbosity
+
+        set_verbosity(True)
 
 
 # Every command that builds a pipeline takes the same endpoint override: any OpenAI-compatible server
@@ -67,3 +78,10 @@ def use_llm_endpoint(base_url: str | None, model: str | None) -> None:
         os.environ["HUBLAB_LLM_BASE_URL"] = base_url
     if model:
         os.environ["HUBLAB_LLM_MODEL"] = model
+
+
+def pipeline_arg(path: Path) -> Path:
+    """A pipeline argument or option: a YAML path, or a pipeline name as ``hublab list`` prints it."""
+    from hublab.config import settings
+
+    return settings().pipeline_file(path)

@@ -18,7 +18,8 @@ def compare_cmd(
                                      "pre-issue-#22 report). Default: the fair comparison (every method default "
                                      "and tuned, GV1 and the GV3 export, 20 triples/question, CIs, p-values)."),
     dataset: str | None = typer.Option(None, "--dataset", help="With --graph (default: the graph's dataset)."),
-    pipelines: list[Path] | None = typer.Option(None, "--pipelines", help="Default: all LLM-free pipelines."),
+    pipelines: list[Path] | None = typer.Option(None, "--pipelines", help="YAML paths or names (hublab list). "
+                                                "Default: all LLM-free pipelines."),
     limit: int | None = typer.Option(None, "--limit"),
     out: Path | None = typer.Option(None, "--out", help="Default reports/compare_<graph>."),
     carbon: bool = typer.Option(True, "--carbon/--no-carbon"),
@@ -60,7 +61,7 @@ def compare_cmd(
 
     use_llm_endpoint(llm_base_url, llm_model)
     st = load_settings()
-    chosen = list(pipelines) if pipelines else default_pipelines(st.root)
+    chosen = [st.pipeline_file(p) for p in pipelines] if pipelines else default_pipelines(st.root)
     experiment = experiment or f"compare-{graph}"
     res = compare_methods(chosen, graph, dataset, settings=st, limit=limit, experiment=experiment,
                           include_llm=bool(pipelines), track_carbon=carbon,
@@ -91,6 +92,7 @@ def summary_cmd(
     from hublab.experiment.summary import evaluation_rows, markdown_table, write_summary
 
     st = load_settings()
+    _require_thesis_results(st)
     rows = evaluation_rows(st)
     if out is not None:
         write_summary(st, out)
@@ -100,6 +102,18 @@ def summary_cmd(
         typer.echo(json.dumps(rows, indent=1))
         return
     typer.echo(markdown_table(rows) if rows else "no evaluation results yet: run `dvc repro evaluate`")
+
+
+def _require_thesis_results(st) -> None:
+    """The summary puts the thesis's number beside each evaluation: without the reference data every thesis row
+    would silently go missing, so it stops first, naming the path it looked at."""
+    from hublab.errors import InputError
+
+    where = st.path("thesis_results")
+    if not where.is_dir():
+        why = "is not a folder" if where.exists() else "does not exist"
+        raise InputError(f"the thesis reference data is missing: {where} {why} (params.yaml "
+                         "paths.thesis_results; check the reference data out next to this repo as ../shared)")
 
 
 def _fair(pipelines: list[Path] | None, limit: int | None, out: Path | None, bound: int | None, as_json: bool,
@@ -124,7 +138,8 @@ def _fair(pipelines: list[Path] | None, limit: int | None, out: Path | None, bou
     chosen = tuple((g.strip(), g.strip()) for g in graphs.split(",") if g.strip())
     if not chosen:
         raise typer.BadParameter("name at least one graph", param_hint="--graphs")
-    rows = run_comparison(st, entries(st.root, list(pipelines) if pipelines else None), graphs=chosen, bound=bound,
+    mine = [st.pipeline_file(p) for p in pipelines] if pipelines else None
+    rows = run_comparison(st, entries(st.root, mine), graphs=chosen, bound=bound,
                           limit=limit, experiment=experiment)
     written = write_all(st, rows, out or (st.root / "reports" / "summary"), bound=bound, log=False)
     # the comparison run goes to the same experiment as its evaluation runs (write_all would log to compare-fair)

@@ -34,7 +34,7 @@ RUN_HELP = "\n".join([
 
 @app.command("run", cls=StrictCommand, help=RUN_HELP)
 def run_cmd(
-    pipeline: Path = typer.Argument(..., help="Pipeline YAML (pipelines/*.yaml)."),
+    pipeline: Path = typer.Argument(..., help="Pipeline YAML, or its name (hublab list): pipelines/NAME.yaml."),
     graph: str = typer.Option(..., "--graph", help="gv1..gv4 or gv3_orkg."),
     dataset: str = typer.Option(..., "--dataset", help="gv1..gv4, gv3_orkg, reduced_gv1, or your own .csv/.jsonl "
                                 "(columns uid, question, golden_triples; see below)."),
@@ -54,6 +54,8 @@ def run_cmd(
     progress: bool | None = typer.Option(None, "--progress/--no-progress", help="Progress bars (an index built "
                                          "before the first question, the questions) on stderr; default: when "
                                          "stderr is a terminal and not --json."),
+    per_question: bool = typer.Option(False, "--per-question", help="Also print one row per question (id, Hits@10, "
+                                      "MAP@10, triples returned); every field is in the predictions file."),
     as_json: bool = AS_JSON,
 ) -> None:
     """Run a pipeline over a KGQA dataset, evaluate it and log one MLflow run (resumable); help: RUN_HELP."""
@@ -87,16 +89,38 @@ def run_cmd(
     from hublab.experiment.runner import run_experiment
 
     s = run_experiment(req)
-    con = _print_summary(req, s, as_json)
+    con = _print_summary(req, s, as_json, per_question)
     _write_outputs(s, output, report_dir, con)
     if s.failed:
         con.print(f"[red]run FAILED[/red]: {s.failure_reason}")
         raise typer.Exit(s.exit_code)
 
 
-def _print_summary(req, s, as_json: bool):
+def _predictions_file(s) -> Path | None:
+    """The run's per-question records (``outputs/runs/<hash>/predictions.jsonl``), as a path from the current folder
+    where it lies below it."""
+    if not s.output_dir:
+        return None
+    path = Path(s.output_dir) / "predictions.jsonl"
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        return path
+
+
+def per_question_rows(s) -> list[dict]:
+    """One row per question of the run: its id, Hits@10, MAP@10 and how many triples it returned."""
+    from hublab.evaluation.names import HITS_AT_10, MAP_AT_10
+
+    return [{"uid": r.get("uid"), HITS_AT_10: (r.get("metrics") or {}).get(HITS_AT_10),
+             MAP_AT_10: (r.get("metrics") or {}).get(MAP_AT_10), "triples": len(r.get("retrieved_context") or [])}
+            for r in s.per_question]
+
+
+def _print_summary(req, s, as_json: bool, per_question: bool = False):
     """The run's key metrics: a table on stdout, or JSON on stdout and the table on stderr (quiet) with --json; then
-    the MLflow run's link (stderr under --json). Returns the console later messages go to."""
+    the per-question table (``--per-question``), the predictions file and the MLflow run's link (stderr under
+    --json). Returns the console later messages go to."""
     from rich.console import Console
     from rich.table import Table
 
@@ -104,12 +128,15 @@ def _print_summary(req, s, as_json: bool):
     from hublab.tracking.run_link import run_link
 
     link = run_link(req.tracking_uri, s.experiment_id, s.run_id) if s.run_id else None
+    predictions = _predictions_file(s)
     if as_json:
-        typer.echo(json.dumps({"pipeline": req.cfg.name, "graph": req.graph, "dataset": req.dataset,
-                               "run_id": s.run_id, "n_questions": s.n_questions, "scope": s.scope,
-                               "metrics": s.metrics, "index_build_s": s.index_build_s,
-                               "skipped_metrics": s.skipped_metrics},
-                              indent=1, sort_keys=True, default=str))
+        doc = {"pipeline": req.cfg.name, "graph": req.graph, "dataset": req.dataset, "run_id": s.run_id,
+               "n_questions": s.n_questions, "scope": s.scope, "metrics": s.metrics,
+               "index_build_s": s.index_build_s, "skipped_metrics": s.skipped_metrics,
+               "predictions": str(predictions) if predictions else None}
+        if per_question:
+            doc["per_question"] = per_question_rows(s)
+        typer.echo(json.dumps(doc, indent=1, sort_keys=True, default=str))
     con = Console(stderr=as_json, quiet=as_json)
     t = Table(title=f"{req.cfg.name} on {req.dataset} ({s.scope if not s.full else f'{s.n_questions} questions'}) "
                     f"— MLflow run {s.run_id}")
@@ -122,9 +149,27 @@ def _print_summary(req, s, as_json: bool):
     con.print(t)
     for m, why in s.skipped_metrics.items():
         con.print(f"[yellow]skipped[/yellow] {m}: {why}")
+    if per_question:
+        _print_per_question(con, s)
+    if predictions:  # on stderr under --json, as the link
+        typer.echo(f"per-question results: {predictions}", err=as_json)
     if link:  # on stderr under --json: stdout stays the JSON document
         typer.echo(link, err=as_json)
     return con
+
+
+def _print_per_question(con, s) -> None:
+    from rich.table import Table
+
+    rows = per_question_rows(s)
+    t = Table(title=f"per question ({len(rows)})")
+    for col in ("question", "Hits@10", "MAP@10", "#triples"):
+        t.add_column(col, justify="left" if col == "question" else "right")
+    for r in rows:
+        hit, ap = (r[k] for k in list(r)[1:3])
+        t.add_row(str(r["uid"]), "" if hit is None else f"{hit:.0f}", "" if ap is None else f"{ap:.3f}",
+                  str(r["triples"]))
+    con.print(t)
 
 
 def _write_outputs(s, output: Path | None, report_dir: Path | None, con) -> None:
@@ -167,7 +212,7 @@ def _estimate(req):
 
 @app.command("index", cls=StrictCommand)
 def index_cmd(
-    pipeline: Path = typer.Option(..., "--pipeline", help="Pipeline YAML."),
+    pipeline: Path = typer.Option(..., "--pipeline", help="Pipeline YAML, or its name (hublab list)."),
     graph: str = typer.Option(..., "--graph", help="Graph name."),
     stats_out: Path | None = typer.Option(None, "--stats", help="Write index stats JSON here (DVC metrics)."),
     llm_base_url: str | None = LLM_BASE_URL,
@@ -205,7 +250,7 @@ def index_cmd(
 @app.command("ask", cls=StrictCommand)
 def ask_cmd(
     question: str = typer.Argument(..., help="The question."),
-    pipeline: Path = typer.Option(..., "--pipeline", help="Pipeline YAML."),
+    pipeline: Path = typer.Option(..., "--pipeline", help="Pipeline YAML, or its name (hublab list)."),
     graph: str = typer.Option(..., "--graph", help="Graph name."),
     topic_entity: str | None = typer.Option(None, "--topic-entity", help="Entry entity id (e.g. R659055)."),
     top: int = typer.Option(10, "--top", help="How many supporting triples to print."),

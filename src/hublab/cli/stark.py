@@ -30,10 +30,11 @@ def _parse_params(items: list[str]) -> dict[str, Any]:
 
 def _from_pipeline(path: Path) -> tuple[str, dict[str, Any], Any, dict[str, Any]]:
     """Retriever type, params, LLM and embedder config from a pipeline YAML (docs/pipeline-config.md)."""
+    from hublab.cli.app import pipeline_arg
     from hublab.llm.factory import build_llm
     from hublab.pipeline.config import load_pipeline
 
-    cfg = load_pipeline(path)
+    cfg = load_pipeline(pipeline_arg(path))
     llm = build_llm(cfg.llm) if (cfg.llm or {}).get("backend", "none") != "none" else None
     return cfg.retriever_type, dict(cfg.retriever_params or {}), llm, dict(cfg.embedder or {})
 
@@ -44,7 +45,7 @@ def eval_cmd(
     qa: Path = typer.Option(None, help="QA directory (stark_qa/stark_qa.csv, split/*.index); default: --skb"),
     split: str = typer.Option("test", help="train | val | test | test-0.1 | human_generated_eval"),
     retriever: str = typer.Option("vss", help="vss | bm25 | hybrid | four_step_focus | difar"),
-    pipeline: Path = typer.Option(None, help="take retriever type, params and LLM from this pipeline YAML"),
+    pipeline: Path = typer.Option(None, help="take retriever type, params and LLM from this pipeline YAML (or name)"),
     param: list[str] = typer.Option([], help="retriever parameter KEY=VALUE (JSON values), repeatable"),
     limit: int = typer.Option(None, help="evaluate only the first N queries of the split"),
     candidate_types: str = typer.Option(None, help="comma-separated candidate node types (default: per SKB)"),

@@ -9,12 +9,13 @@ from pathlib import Path
 
 import typer
 
-from hublab.cli.app import app
+from hublab.cli.app import app, pipeline_arg
 
 
 @app.command("tune")
 def tune_cmd(
-    pipeline: Path = typer.Argument(..., help="Base pipeline YAML (its search_space section lists the factors)."),
+    pipeline: Path = typer.Argument(..., help="Base pipeline YAML, or its name (hublab list); its search_space "
+                                    "section lists the factors."),
     study: str = typer.Option(..., "--study", help="Study name (resumes, or joins, if it exists in the storage)."),
     mode: str = typer.Option("ofat", "--mode", help="ofat | tpe | nsga2"),
     dataset: str = typer.Option("reduced_gv1", "--dataset", help="Dataset name (thesis: reduced_gv1)."),
@@ -55,7 +56,8 @@ def tune_cmd(
     check_names(problems, study=study, experiment=experiment)  # MLflow experiment names (folders), lock files
     raise_all(problems)
     outcome = run_tune(TuneRequest(
-        pipeline=pipeline, study=study, mode=mode, dataset=dataset, graph=graph, storage=storage, n_trials=n_trials,
+        pipeline=pipeline_arg(pipeline), study=study, mode=mode, dataset=dataset, graph=graph, storage=storage,
+        n_trials=n_trials,
         objectives=[o.strip() for o in objectives.split(",") if o.strip()], thesis_params=thesis_params,
         limit=limit, seed=seed, carbon=carbon, output_dir=output_dir, heartbeat_interval=heartbeat,
         grace_period=grace, progress=progress, index_dir=index_dir, fresh=fresh, experiment=experiment))
@@ -66,8 +68,8 @@ def tune_cmd(
 
 @app.command("tune-all")
 def tune_all_cmd(
-    pipelines: list[Path] | None = typer.Argument(None, help="LLM-free pipelines to tune (default: every one, as "
-                                                  "`hublab report compare` runs them)."),
+    pipelines: list[Path] | None = typer.Argument(None, help="LLM-free pipelines to tune, YAML paths or "
+                                                  "names (default: every one, as `hublab report compare` runs them)."),
     n_trials: int = typer.Option(40, "--n-trials", help="Trials per method (the same budget for every method)."),
     seed: int = typer.Option(0, "--seed", help="TPE sampler seed (reproducible studies)."),
     dataset: str = typer.Option("reduced_gv1", "--dataset", help="Tuning questions (thesis: reduced_gv1 only)."),
@@ -89,7 +91,7 @@ def tune_all_cmd(
 
     st = load_settings()
     con = Console()
-    chosen = list(pipelines) if pipelines else default_pipelines(st.root)
+    chosen = [st.pipeline_file(p) for p in pipelines] if pipelines else default_pipelines(st.root)
 
     def said(o) -> None:
         con.print(f"{o.plan.method}: {o.trials} trials in {o.wall_s:.0f} s, MAP@10 default "

@@ -3,6 +3,13 @@
 Every ``backend: openai`` section (top-level, per-pipe, judge) goes through ``build_llm``, so the endpoint override
 here reaches every pipeline: ``HUBLAB_LLM_BASE_URL`` / ``HUBLAB_LLM_MODEL`` / ``HUBLAB_LLM_API_KEY_ENV`` in the
 environment, or the CLI's ``--llm-base-url`` / ``--llm-model`` via ``apply_endpoint_override``.
+
+A section whose ``base_url`` is still null after that follows the OpenAI SDK's own convention: ``OPENAI_BASE_URL``
+(a proxy, a gateway, a local server) replaces the default ``https://api.openai.com/v1``, and the key the section
+names (``OPENAI_API_KEY`` unless it names another) is sent there, as the SDK sends it (``openai_sdk_base_url``).
+The resolved URL is written into the section, so the preflight, the estimate, the config hash and the client all
+see the endpoint the requests go to. Precedence: ``--llm-base-url`` / ``HUBLAB_LLM_BASE_URL`` > the pipeline's
+``base_url`` > ``OPENAI_BASE_URL`` > OpenAI's API.
 """
 
 from __future__ import annotations
@@ -28,6 +35,9 @@ _KEYS = {
 }
 _PRICE_KEYS = ("price_input_per_1m", "price_output_per_1m")
 ENV_BASE_URL, ENV_MODEL, ENV_API_KEY_ENV = "HUBLAB_LLM_BASE_URL", "HUBLAB_LLM_MODEL", "HUBLAB_LLM_API_KEY_ENV"
+#: the OpenAI SDK's own variables (``openai.OpenAI`` reads them when it is given no value)
+SDK_BASE_URL, SDK_API_KEY, SDK_ORG, SDK_PROJECT = "OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_ORG_ID", \
+    "OPENAI_PROJECT_ID"
 
 
 def apply_endpoint_override(llm_cfg: dict[str, Any] | None, base_url: str | None, model: str | None, *,
@@ -55,10 +65,31 @@ def apply_endpoint_override(llm_cfg: dict[str, Any] | None, base_url: str | None
     return out
 
 
+def openai_sdk_base_url() -> str | None:
+    """``$OPENAI_BASE_URL`` as the OpenAI SDK reads it (None when unset or blank); a URL carrying credentials is
+    refused (it would be logged as a run parameter), without showing it."""
+    value = (os.environ.get(SDK_BASE_URL) or "").strip() or None
+    if value:
+        from hublab.redact import secret_value_problem
+
+        why = secret_value_problem(value)
+        if why:
+            raise InputError(f"{why} (value not shown)", field=f"${SDK_BASE_URL}")
+    return value
+
+
 def env_endpoint_override(llm_cfg: dict[str, Any] | None) -> dict[str, Any]:
-    """``apply_endpoint_override`` with the ``HUBLAB_LLM_*`` environment variables."""
-    return apply_endpoint_override(llm_cfg, os.environ.get(ENV_BASE_URL), os.environ.get(ENV_MODEL),
-                                   api_key_env=os.environ.get(ENV_API_KEY_ENV))
+    """``apply_endpoint_override`` with the ``HUBLAB_LLM_*`` environment variables; then a ``backend: openai``
+    section that still has no ``base_url`` gets ``$OPENAI_BASE_URL`` (the SDK's convention) with the key variable
+    it names, or ``OPENAI_API_KEY`` (the SDK's default) when it names none."""
+    out = apply_endpoint_override(llm_cfg, os.environ.get(ENV_BASE_URL), os.environ.get(ENV_MODEL),
+                                  api_key_env=os.environ.get(ENV_API_KEY_ENV))
+    if out.get("backend") == "openai" and not out.get("base_url"):
+        sdk_url = openai_sdk_base_url()
+        if sdk_url:
+            out["base_url"] = sdk_url
+            out["api_key_env"] = out.get("api_key_env") or SDK_API_KEY
+    return out
 
 
 def build_llm(cfg: dict[str, Any] | None = None, cache_dir: Path | None = None) -> LLM:
