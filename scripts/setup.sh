@@ -86,4 +86,5 @@ if [ "$llm" = 1 ]; then
 elif [ "${HUBLAB_NO_LLAMA:-0}" = "1" ]; then
   echo "setup: llama.cpp skipped (HUBLAB_NO_LLAMA=1): embedded-LLM tests will skip (and fail under CI=true)" >&2
 fi
+step "DVC remote (per-user, absolute)" bash scripts/dvc_remote.sh
 .venv/bin/python -c "import torch, hublab; print('hublab env ready: torch', torch.__version__)"
