@@ -24,7 +24,8 @@ SECRET = "sk-proj-PLANTED0secret0value0123456789"
 URL_PASS = "PLANTEDurlpass99"
 CRED_URL = f"http://admin:{URL_PASS}@127.0.0.1:9/v1"
 BEARER = "Bearer PLANTEDbearer0token0abcdef"
-FORBIDDEN = (SECRET, URL_PASS, "PLANTEDbearer0token0abcdef")
+QUERY_KEY = "PLANTEDquerykey0abc123"  # a key in a URL's query string or fragment (issue #29, class 3)
+FORBIDDEN = (SECRET, URL_PASS, "PLANTEDbearer0token0abcdef", QUERY_KEY)
 
 
 @pytest.fixture(scope="module")
@@ -161,6 +162,18 @@ CASES: list[Case] = [
     ("env: tracking store cannot be written", lambda p: (_run(BM25), {"MLFLOW_TRACKING_URI":
                                                                       "sqlite:////proc/hublab/mlflow.db"}),
      ["MLFLOW_TRACKING_URI", "cannot be created"]),
+    # issue #29, class 3: a key in any part of a URL is refused, never echoed
+    ("url: api_key in the base_url's query",
+     lambda p: (_run(_yaml(p, OK_HEAD + f"llm: {{backend: openai, base_url: 'http://127.0.0.1:9/v1?api_key={QUERY_KEY}'"
+                              "}\n"), "--limit", "1"), None),
+     ["bad.yaml", "llm.base_url", "query string or fragment", "'api_key'"]),
+    ("url: --llm-base-url with #access_token=", lambda p: (_run(BM25, "--limit", "1", "--llm-base-url",
+                                                                f"http://127.0.0.1:9/v1#access_token={QUERY_KEY}"),
+                                                           None),
+     ["--llm-base-url", "query string or fragment"]),
+    ("url: HUBLAB_LLM_BASE_URL with ?key=", lambda p: (_run(BM25, "--limit", "1"), {
+        "HUBLAB_LLM_BASE_URL": f"http://127.0.0.1:9/v1?model=x&key={QUERY_KEY}"}),
+     ["HUBLAB_LLM_BASE_URL", "query string or fragment"]),
 ]
 
 
@@ -378,3 +391,42 @@ def test_a_planted_secret_reaches_no_log_artifact_report_or_console(project: Pat
     assert scanned > 10
     preds = next((project / "mlruns").rglob("predictions.csv")).read_text()
     assert "my key is ***" in preds and "http://***@127.0.0.1:9/v1" in preds
+
+
+# ---------------- issue #29: keys in URLs ----------------
+@pytest.mark.slow  # a whole CLI run with its MLflow store: full tier
+def test_a_key_in_a_url_query_or_fragment_reaches_no_log_artifact_or_console(project: Path):
+    """Keys in a URL's query string or fragment (``?api_key=``, ``&token=``, ``#access_token=``, a signed URL's
+    ``X-Amz-Signature``) pasted into the questions and answers of a dataset (which cannot be refused: it is data)
+    are masked in the console, the MLflow store, every artifact, the checkpoint, the report folder and --output;
+    the rest of each URL is kept."""
+    import json
+
+    keys = {"api_key": "PLANTEDq1apikey0abc123", "token": "PLANTEDq2token0abc123",
+            "access_token": "PLANTEDq3fragment0abc123", "X-Amz-Signature": "PLANTEDq4signature0abc123"}
+    ds = project / "data/kgqa/gv3_orkg.jsonl"
+    rows = [json.loads(line) for line in ds.read_text().splitlines()]
+    rows[0]["question"] += f" (see http://127.0.0.1:9/v1?api_key={keys['api_key']}&model=x)"
+    rows[1]["question"] += f" via https://example.org/data?format=csv&token={keys['token']}"
+    rows[1]["golden_answer"] += f" https://example.org/cb#access_token={keys['access_token']}&state=1"
+    rows[2]["question"] += f" https://bucket.s3.amazonaws.com/f.csv?X-Amz-Signature={keys['X-Amz-Signature']}"
+    ds.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, out = invoke(["run", BM25, "--graph", "gv3_orkg", "--dataset", "gv3_orkg", "--limit", "3", "--no-carbon",
+                        "--output", "out/metrics.json", "--report-dir", "reports/eval/x"])
+    assert code == 0, out[-3000:]
+    for key in keys.values():
+        assert key not in out
+    scanned = 0
+    for folder in ("mlruns", "outputs", "reports", "out"):
+        for f in (project / folder).rglob("*"):
+            if f.is_file():
+                data = f.read_bytes()
+                scanned += 1
+                for key in keys.values():
+                    assert key.encode() not in data, (key, f)
+    assert scanned > 10
+    preds = next((project / "mlruns").rglob("predictions.csv")).read_text()
+    assert "v1?api_key=***&model=x" in preds and "format=csv&token=***" in preds
+    assert "X-Amz-Signature=***" in preds
+
+
