@@ -78,6 +78,45 @@ def _bad_byte_csv(p: Path) -> str:
     return "rows.csv"
 
 
+def _alias_bomb(levels: int = 9) -> str:
+    """A billion-laughs document: each level a list of nine aliases of the one before (9**levels values)."""
+    lines = ["retriever: {type: bm25}", "tuned:", "  l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    for i in range(1, levels):
+        lines.append(f"  l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]")
+    return "\n".join(lines) + "\n"
+
+
+def _fifo(p: Path, name: str) -> str:
+    os.mkfifo(p / name)  # nobody writes it: reading it would block for ever
+    return name
+
+
+def _deep_jsonl(p: Path, shared: Path | None = None) -> str:
+    import json
+
+    from conftest import SHARED
+
+    rows = (SHARED / "data/kgqa/flat_distributed.csv").read_text(encoding="utf-8").splitlines()[1:2]
+    uid = rows[0].split(",", 1)[0]
+    ok = json.dumps({"uid": uid, "question": "Which papers use a case study?", "golden_triples": []})
+    deep = '{"uid": "q2", "question": "x", "golden_triples": ' + "[" * 5000 + "]" * 5000 + "}"
+    (p / "deep.jsonl").write_text(ok + "\n" + deep + "\n")
+    return "deep.jsonl"
+
+
+def _huge_row_jsonl(p: Path) -> str:
+    import json
+
+    row = {"uid": "q1", "question": "Which papers? " + "x" * 2_000_000, "golden_triples": []}
+    (p / "big.jsonl").write_text(json.dumps(row) + "\n")
+    return "big.jsonl"
+
+
+def _tune(*extra: str, study: str = "s29") -> list[str]:
+    return ["tune", BM25, "--study", study, "--mode", "tpe", "--n-trials", "1", "--limit", "1", "--dataset",
+            "gv3_orkg", "--graph", "gv3_orkg", "--no-carbon", "--no-progress", *extra]
+
+
 def _closed_port() -> int:
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -162,7 +201,47 @@ CASES: list[Case] = [
     ("env: tracking store cannot be written", lambda p: (_run(BM25), {"MLFLOW_TRACKING_URI":
                                                                       "sqlite:////proc/hublab/mlflow.db"}),
      ["MLFLOW_TRACKING_URI", "cannot be created"]),
-    # issue #29, class 3: a key in any part of a URL is refused, never echoed
+    # issue #29, class 1: names are checked as the strings they become (decoded), in a safe set and length
+    ("names: experiment percent-encoded ../", lambda p: (_run(BM25, "--limit", "1", "--experiment",
+                                                              "x%2e%2e%2f%2e%2e%2fesc"), None),
+     ["--experiment", "percent-encoded", "must not contain"]),
+    ("names: experiment double-encoded ../", lambda p: (_run(BM25, "--limit", "1", "--experiment",
+                                                             "x%252e%252e%252fesc"), None),
+     ["--experiment", "decodes to a path"]),
+    ("names: experiment with '#'", lambda p: (_run(BM25, "--limit", "1", "--experiment", "exp#1"), None),
+     ["--experiment", "'#'", "letters, digits"]),
+    ("names: experiment with '?'", lambda p: (_run(BM25, "--limit", "1", "--experiment", "exp?x=1"), None),
+     ["--experiment", "'?'"]),
+    ("names: experiment starting with '.'", lambda p: (_run(BM25, "--limit", "1", "--experiment", ".hidden"), None),
+     ["--experiment", "not starting with '.'"]),
+    ("names: experiment of 300 characters", lambda p: (_run(BM25, "--limit", "1", "--experiment", "e" * 300), None),
+     ["--experiment", "300 characters", "at most 100"]),
+    ("names: tune --study percent-encoded", lambda p: (_tune(study="%2e%2e%2fevil"), None),
+     ["--study", "decodes to a path"]),
+    # class 2: bounded parsing (regular files only, size, nesting, alias expansion)
+    ("bounded: YAML alias bomb", lambda p: (_run(_yaml(p, _alias_bomb()), "--limit", "1"), None),
+     ["bad.yaml", "aliases", "alias bomb"]),
+    ("bounded: YAML nested 3000 deep", lambda p: (_run(_yaml(p, OK_HEAD + "tuned: {a: " + "[" * 3000 + "]" * 3000
+                                                             + "}\n"), "--limit", "1"), None),
+     ["bad.yaml", "line 2", "nested more than"]),
+    ("bounded: 6 MB pipeline YAML", lambda p: (_run(_yaml(p, OK_HEAD + "description: '" + "x" * 6_000_000 + "'\n"),
+                                                    "--limit", "1"), None),
+     ["bad.yaml", "at most 5 MB"]),
+    ("bounded: pipeline is a FIFO", lambda p: (_run(_fifo(p, "pipe.yaml"), "--limit", "1"), None),
+     ["pipe.yaml", "device, pipe or socket"]),
+    ("bounded: tune pipeline is a FIFO", lambda p: (["tune", _fifo(p, "pipe.yaml"), "--study", "s29", "--dataset",
+                                                     "gv3_orkg", "--graph", "gv3_orkg"], None),
+     ["pipe.yaml", "device, pipe or socket"]),
+    ("bounded: dataset is a FIFO", lambda p: (["run", BM25, "--graph", "gv3_orkg", "--dataset",
+                                               _fifo(p, "fifo.jsonl")], None),
+     ["fifo.jsonl", "--dataset", "device, pipe or socket"]),
+    ("bounded: JSONL nested 5000 deep", lambda p: (["run", BM25, "--graph", "gv3_orkg", "--dataset", _deep_jsonl(p),
+                                                    "--limit", "1"], None),
+     ["deep.jsonl", "row 2", "nested"]),
+    ("bounded: JSONL row of 2 MB", lambda p: (["run", BM25, "--graph", "gv3_orkg", "--dataset", _huge_row_jsonl(p),
+                                               "--limit", "1"], None),
+     ["big.jsonl", "row 1", "at most 1 MB"]),
+    # class 3: a key in any part of a URL is refused, never echoed
     ("url: api_key in the base_url's query",
      lambda p: (_run(_yaml(p, OK_HEAD + f"llm: {{backend: openai, base_url: 'http://127.0.0.1:9/v1?api_key={QUERY_KEY}'"
                               "}\n"), "--limit", "1"), None),
@@ -174,6 +253,19 @@ CASES: list[Case] = [
     ("url: HUBLAB_LLM_BASE_URL with ?key=", lambda p: (_run(BM25, "--limit", "1"), {
         "HUBLAB_LLM_BASE_URL": f"http://127.0.0.1:9/v1?model=x&key={QUERY_KEY}"}),
      ["HUBLAB_LLM_BASE_URL", "query string or fragment"]),
+    # class 5: values that make no sense
+    ("values: evaluation.k 1e12", lambda p: (_run(_yaml(p, OK_HEAD + "evaluation: {k: 1000000000000}\n"),
+                                                  "--limit", "1"), None),
+     ["bad.yaml", "line 2", "evaluation.k", "1 to 1000"]),
+    ("values: device cuda:7", lambda p: (_run(_yaml(p, OK_HEAD + "embedder: {device: 'cuda:7'}\n"), "--limit", "1"),
+                                         None),
+     ["bad.yaml", "line 2", "embedder.device", "'cuda:7' is not on this machine"]),
+    ("values: tune objective typo", lambda p: (_tune("--objectives", "recal_triples"), None),
+     ["--objectives", "recal_triples", "did you mean 'recall_triples'"]),
+    # class 6: stores and outputs
+    ("stores: tune storage postgresql without its driver",
+     lambda p: (_tune("--storage", f"postgresql://hub:{URL_PASS}@127.0.0.1:9/db"), None),
+     ["--storage", "not installed", "psycopg"]),
 ]
 
 
@@ -393,7 +485,65 @@ def test_a_planted_secret_reaches_no_log_artifact_report_or_console(project: Pat
     assert "my key is ***" in preds and "http://***@127.0.0.1:9/v1" in preds
 
 
-# ---------------- issue #29: keys in URLs ----------------
+# ---------------- issue #29: outputs, damaged stores, keys in URLs, interrupts ----------------
+def _random_bytes_file(db: Path) -> Path:
+    db.parent.mkdir(parents=True)
+    db.write_bytes(os.urandom(4096))
+    return db
+
+
+def _empty_file(db: Path) -> Path:
+    db.parent.mkdir(parents=True)
+    db.write_bytes(b"")
+    return db
+
+
+def _lite_folder(db: Path) -> Path:
+    """The layout Milvus Lite writes (a folder: LOCK, collections/<c>/{manifest,schema}.json, Parquet data)."""
+    data = db / "collections" / "c" / "partitions" / "_default" / "data"
+    data.mkdir(parents=True)
+    (db / "LOCK").write_bytes(b"")
+    (db / "collections" / "c" / "schema.json").write_text('{"fields": []}')
+    (db / "collections" / "c" / "manifest.json").write_text('{"version": 1}')
+    (data / "data_000001_000001.parquet").write_bytes(b"PAR1" + os.urandom(64) + b"PAR1")
+    return db
+
+
+def _truncated_parquet(db: Path) -> Path:
+    _lite_folder(db)
+    part = next(db.rglob("*.parquet"))
+    part.write_bytes(part.read_bytes()[:30])  # a copy or a disk that stopped mid-file: no footer
+    return part
+
+
+def _broken_manifest(db: Path) -> Path:
+    _lite_folder(db)
+    manifest = db / "collections" / "c" / "manifest.json"
+    manifest.write_text('{"vers')
+    return manifest
+
+
+@pytest.mark.parametrize("damage", [_random_bytes_file, _empty_file, _truncated_parquet, _broken_manifest],
+                         ids=["random bytes", "empty file", "truncated parquet", "broken manifest"])
+def test_a_damaged_lite_index_is_named_with_how_to_rebuild_it(project: Path, damage):
+    """A Milvus Lite index that is random bytes, empty, or a folder with a truncated data file or a broken manifest:
+    one line naming the damaged file and how to rebuild it, before the Lite engine opens it (library tracebacks and
+    a misleading "another process?" before); the damaged files are left as they were, nothing else is created."""
+    folder = project / "models" / "gv3_orkg__bm25"
+    bad = damage(folder / "index.db")
+    before = {f: f.read_bytes() for f in folder.rglob("*") if f.is_file()}
+    code, out = invoke(_run(BM25, "--limit", "1"))
+    assert code == 2, out[-3000:]
+    assert "Traceback" not in out, out
+    errors = [line for line in out.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1, out
+    assert f"{bad.relative_to(project)}, " in errors[0] and "damaged" in errors[0], errors
+    assert f"delete {project.resolve() / 'models/gv3_orkg__bm25'} and run hublab index --pipeline " \
+           "pipelines/bm25.yaml --graph gv3_orkg" in errors[0], errors
+    assert {f: f.read_bytes() for f in folder.rglob("*") if f.is_file()} == before
+    assert not (project / "outputs").exists() and not (project / "mlruns").exists()
+
+
 @pytest.mark.slow  # a whole CLI run with its MLflow store: full tier
 def test_a_key_in_a_url_query_or_fragment_reaches_no_log_artifact_or_console(project: Path):
     """Keys in a URL's query string or fragment (``?api_key=``, ``&token=``, ``#access_token=``, a signed URL's
