@@ -260,12 +260,18 @@ CASES: list[Case] = [
     ("values: device cuda:7", lambda p: (_run(_yaml(p, OK_HEAD + "embedder: {device: 'cuda:7'}\n"), "--limit", "1"),
                                          None),
      ["bad.yaml", "line 2", "embedder.device", "'cuda:7' is not on this machine"]),
+    ("values: run with a search-space factor the method lacks",
+     lambda p: (_run(_yaml(p, OK_HEAD + "search_space: {retriever.params.numbr_of_hubs: [1, 2]}\n"), "--limit", "1"),
+                None),
+     ["bad.yaml", "search_space.retriever.params.numbr_of_hubs", "unknown parameter"]),
     ("values: tune objective typo", lambda p: (_tune("--objectives", "recal_triples"), None),
      ["--objectives", "recal_triples", "did you mean 'recall_triples'"]),
     # class 6: stores and outputs
     ("stores: tune storage postgresql without its driver",
      lambda p: (_tune("--storage", f"postgresql://hub:{URL_PASS}@127.0.0.1:9/db"), None),
      ["--storage", "not installed", "psycopg"]),
+    ("outputs: --dry-run --report-dir", lambda p: (_run(BM25, "--dry-run", "--report-dir", "reports/x"), None),
+     ["--report-dir", "--dry-run"]),
 ]
 
 
@@ -486,6 +492,22 @@ def test_a_planted_secret_reaches_no_log_artifact_report_or_console(project: Pat
 
 
 # ---------------- issue #29: outputs, damaged stores, keys in URLs, interrupts ----------------
+def test_dry_run_writes_its_estimate_to_output_and_dev_null_is_accepted(project: Path):
+    """``--dry-run --output f`` writes the estimate it prints as JSON (it was silently ignored); ``--output
+    /dev/null``, the usual way to discard an output, is accepted (a real device such as /dev/full is refused
+    above). Nothing else is written: no run folder, no MLflow store, no temporary file beside the output."""
+    import json
+
+    code, out = invoke(_run(BM25, "--dry-run", "--output", "est/estimate.json"))
+    assert code == 0, out[-3000:]
+    doc = json.loads((project / "est/estimate.json").read_text())
+    assert doc["dry_run"] is True and doc["n_questions"] == 10 and doc["line"] in out
+    assert sorted(f.name for f in (project / "est").iterdir()) == ["estimate.json"]
+    code, out = invoke(_run(BM25, "--dry-run", "--output", "/dev/null"))
+    assert code == 0 and "error" not in out, out[-3000:]
+    assert not (project / "outputs").exists() and not (project / "mlruns").exists()
+
+
 def _random_bytes_file(db: Path) -> Path:
     db.parent.mkdir(parents=True)
     db.write_bytes(os.urandom(4096))
@@ -580,3 +602,29 @@ def test_a_key_in_a_url_query_or_fragment_reaches_no_log_artifact_or_console(pro
     assert "X-Amz-Signature=***" in preds
 
 
+@pytest.mark.slow  # a `hublab` subprocess interrupted with SIGINT, then resumed
+def test_ctrl_c_during_a_run_says_that_the_same_command_resumes(base: Path, tmp_path: Path):
+    """SIGINT (Ctrl-C) while ``hublab run`` works: exit 130 and one line saying the MLflow run is KILLED and that the
+    same command resumes; rerunning the same command then finishes that run (it said so, it does so)."""
+    import signal
+    import subprocess
+
+    root = tmp_path / "proj"
+    shutil.copytree(base, root)
+    args = K.cli_args(*_run(BM25, "--limit", "8", "--no-trace"))
+    proc = subprocess.Popen(args, cwd=root, env=K.env(root), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 180
+    while not list((root / "outputs" / "runs").glob("*/.lock")) and proc.poll() is None:
+        assert time.monotonic() < deadline, "the run never started"
+        time.sleep(0.01)
+    assert proc.poll() is None, "the run ended before it could be interrupted"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err[-3000:]
+    assert "Traceback" not in err, err[-3000:]
+    said = [line for line in err.splitlines() if line.startswith("interrupted")]
+    assert len(said) == 1 and "rerun the same command to resume" in said[0] and "KILLED" in said[0], err[-3000:]
+    done = subprocess.run(args, cwd=root, env=K.env(root), capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert [s for _, s, _ in K.mlflow_runs(root)] == ["FINISHED"], K.mlflow_runs(root)
