@@ -264,6 +264,12 @@ CASES: list[Case] = [
      lambda p: (_run(_yaml(p, OK_HEAD + "search_space: {retriever.params.numbr_of_hubs: [1, 2]}\n"), "--limit", "1"),
                 None),
      ["bad.yaml", "search_space.retriever.params.numbr_of_hubs", "unknown parameter"]),
+    ("values: tune with device cuda:7", lambda p: (["tune", _yaml(p, (p / BM25).read_text()
+                                                                 + "embedder: {device: 'cuda:7'}\n"), "--study", "s29",
+                                                     "--mode", "tpe", "--n-trials", "1", "--limit", "1", "--dataset",
+                                                     "gv3_orkg", "--graph", "gv3_orkg", "--no-carbon",
+                                                     "--no-progress"], None),
+     ["bad.yaml", "embedder.device", "'cuda:7' is not on this machine"]),
     ("values: tune objective typo", lambda p: (_tune("--objectives", "recal_triples"), None),
      ["--objectives", "recal_triples", "did you mean 'recall_triples'"]),
     # class 6: stores and outputs
@@ -279,9 +285,12 @@ CASES: list[Case] = [
 def test_refused_before_any_work_located_and_leaving_nothing(case: Case, project: Path):
     _, setup, expected = case
     argv, env = setup(project)
+    before = sorted(str(f.relative_to(project.parent)) for f in project.parent.rglob("*"))
     t0 = time.perf_counter()
     code, out = invoke(argv, env)
     took = time.perf_counter() - t0
+    # nothing written inside the project or beside it (a name that escapes would land next to it)
+    assert sorted(str(f.relative_to(project.parent)) for f in project.parent.rglob("*")) == before
     assert code == 2, out[-3000:]
     assert "Traceback" not in out, out
     errors = [line for line in out.splitlines() if line.startswith("error: ")]

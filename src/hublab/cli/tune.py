@@ -63,13 +63,21 @@ def storage_problem(storage: str | None) -> str | None:
 def check_tune_inputs(problems: list, *, pipeline: Path | None = None, objectives: list[str] | None = None,
                       storage: str | None = None) -> None:
     """What ``tune`` and ``tune-all`` can refuse before any study, trial or MLflow experiment exists: a pipeline file
-    that cannot be read in bounded time, an objective no run logs, a storage whose driver is missing."""
-    from hublab.preflight import yaml_file_problem
+    that cannot be read in bounded time, a value every trial would trip over, an objective no run logs, a storage
+    whose driver is missing."""
+    from hublab.preflight import config_value_problems, yaml_file_problem
 
     if pipeline is not None:
         bounded = yaml_file_problem(Path(pipeline))
         if bounded is not None:
             problems.append(bounded)
+        else:  # values every trial would trip over (evaluation.k, a device this machine lacks); the rest: run_tune
+            from hublab.pipeline.config import load_pipeline
+
+            try:
+                problems.extend(config_value_problems(load_pipeline(pipeline)))
+            except InputError:
+                pass  # reported by run_tune with the search space's own checks
     for name in objectives or []:
         why = objective_problem(name)
         if why:
