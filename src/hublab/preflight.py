@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import socket
 import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
 from hublab.errors import InputError, raise_all
 from hublab.llm.endpoints import LLMEndpoint, llm_endpoints  # noqa: F401 (re-exported)
@@ -24,6 +25,17 @@ TRACKING_CONNECT_TIMEOUT_S = 3.0
 #: the LLM endpoint check (connect, then ``GET /models``): the whole check stays under 5 s for one endpoint
 LLM_CONNECT_TIMEOUT_S = 2.0
 LLM_READ_TIMEOUT_S = 2.5
+#: a name that becomes a folder, an MLflow key and a URL path segment (``--experiment``, ``--study``): at most this
+#: many characters (a 300-character name ran every question, then died on ``File name too long``)
+MAX_NAME_CHARS = 100
+#: the pipeline YAML is read whole and walked several times: a larger file is refused before parsing
+MAX_PIPELINE_BYTES = 5 * 1024 * 1024
+#: YAML nesting (mappings and sequences inside each other) a pipeline may use
+MAX_YAML_DEPTH = 32
+#: nodes a pipeline YAML may expand to once its aliases are followed (an alias bomb expands ×9 per level)
+MAX_YAML_NODES = 20_000
+#: ``evaluation.k``: rank cut-offs beyond this make no sense for a KGQA answer list (and become metric names)
+MAX_EVAL_K = 1000
 
 
 @dataclass
@@ -63,12 +75,22 @@ def _nearest_existing(path: Path) -> Path:
     return p
 
 
+def is_devnull(path: Path) -> bool:
+    """``path`` is the null device (``/dev/null`` or a link to it): writes succeed and are discarded."""
+    try:
+        return os.path.samefile(path, os.devnull)
+    except OSError:
+        return False
+
+
 def output_file_problem(path: Path) -> str | None:
     """Why ``path`` cannot be written as a regular output file (None if it can)."""
     path = Path(os.path.abspath(path))
     if path.exists():
         if path.is_dir():
             return "is a directory; expected a file path"
+        if is_devnull(path):
+            return None  # the usual way to discard an output
         if not path.is_file():
             return "is not a regular file (a device or pipe: the write would fail after the run)"
         try:
@@ -227,16 +249,242 @@ def check_llm(cfg: Any) -> list[str]:
     return warnings
 
 
+# ---------------- names ----------------
+#: what a name may hold once percent-decoded: letters, digits, ``_ - .`` and spaces, not starting with ``.``
+_SAFE_NAME = re.compile(r"[^\W][\w.\- ]*")
+
+
+def _decoded(value: str) -> str:
+    """``value`` percent-decoded until it no longer changes (``%252e`` → ``%2e`` → ``.``): what MLflow and a URL
+    or file path may finally make of it."""
+    for _ in range(8):
+        nxt = unquote(value)
+        if nxt == value:
+            break
+        value = nxt
+    return value
+
+
+def strict_name_problem(value: str, what: str = "name") -> str | None:
+    """A name checked as the string it becomes (a folder ``mlruns/artifacts/<name>``, an MLflow key, a lock file,
+    a URL segment): decoded first, then a safe character set and a length every store and file system accept.
+    Never echoes the value (it may be a pasted key); names the offending characters only."""
+    decoded = _decoded(value)
+    if decoded != value and (re.search(r"[/\\\x00-\x1f\x7f]", decoded) or ".." in decoded):
+        return (f"the {what} is percent-encoded and decodes to a path ('/', '\\', '..' or control characters): "
+                "names must not contain them, encoded or not")
+    if len(value) > MAX_NAME_CHARS:
+        return (f"the {what} is {len(value)} characters long; at most {MAX_NAME_CHARS} (it becomes a folder name and "
+                "an MLflow key)")
+    if not _SAFE_NAME.fullmatch(value):
+        bad = sorted({c for c in value if not (c.isalnum() or c in "_-. ")})
+        shown = " ".join(repr(c) for c in bad[:6]) or "a leading '.'"
+        return (f"the {what} may hold only letters, digits, '_', '-', '.' and spaces, not starting with '.' "
+                f"(found {shown})")
+    return None
+
+
 # ---------------- the pass ----------------
 def check_names(errors: list[InputError], **names: str | None) -> None:
-    """``--experiment``, ``--study``, ``--run-name``: names, not paths."""
+    """``--experiment``, ``--study``, ``--run-name``: names, not paths, checked as the strings they become."""
     from hublab.pipeline.validate import name_problem
 
     for opt, value in names.items():
         if value is not None:
-            why = name_problem(value, f"{opt.replace('_', ' ')} name")
+            what = f"{opt.replace('_', ' ')} name"
+            why = name_problem(value, what) or strict_name_problem(value, what)
             if why:
                 errors.append(InputError(why, field=f"--{opt.replace('_', '-')}"))
+
+
+# ---------------- the pipeline file: bounded reading ----------------
+_OPEN = ("BlockMappingStartToken", "BlockSequenceStartToken", "FlowMappingStartToken", "FlowSequenceStartToken")
+_CLOSE = ("BlockEndToken", "FlowMappingEndToken", "FlowSequenceEndToken")
+
+
+def _expanded_nodes(node: Any, limit: int) -> int:
+    """How many nodes ``node`` stands for once every alias is followed (shared nodes counted each time they are
+    reached, as a walk of the loaded data would); stops counting past ``limit``."""
+    import yaml
+
+    memo: dict[int, int] = {}
+
+    def size(n: Any) -> int:
+        key = id(n)
+        if key in memo:
+            return memo[key]
+        total = 1
+        if isinstance(n, yaml.MappingNode):
+            for k, v in n.value:
+                total += size(k) + size(v)
+                if total > limit:
+                    break
+        elif isinstance(n, yaml.SequenceNode):
+            for item in n.value:
+                total += size(item)
+                if total > limit:
+                    break
+        memo[key] = total
+        return total
+
+    return size(node)
+
+
+def yaml_file_problem(path: Path, *, max_bytes: int = MAX_PIPELINE_BYTES, what: str = "pipeline YAML"
+                      ) -> InputError | None:
+    """Refuse a YAML file that would make parsing unbounded, before it is parsed: not a regular file (``/dev/zero``,
+    a FIFO, a directory), larger than ``max_bytes``, nested deeper than :data:`MAX_YAML_DEPTH`, or with aliases
+    expanding to more than :data:`MAX_YAML_NODES` nodes. Text and syntax errors are left to the loader (None)."""
+    import yaml
+
+    src = str(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None  # the loader says "not found"
+    except OSError as exc:
+        return InputError(f"cannot be read: {exc.strerror or exc}", file=src)
+    import stat as stat_mod
+
+    if stat_mod.S_ISDIR(st.st_mode):
+        return InputError(f"expected a {what} file, got a directory", file=src)
+    if not stat_mod.S_ISREG(st.st_mode):
+        return InputError(f"expected a {what} file, got a device, pipe or socket (it would be read without end)",
+                          file=src)
+    if st.st_size > max_bytes:
+        return InputError(f"is {st.st_size / 1e6:.1f} MB; a {what} is at most {max_bytes / 1e6:.0f} MB "
+                          "(hublab.preflight.MAX_PIPELINE_BYTES)", file=src)
+    try:
+        with open(path, "rb") as f:
+            text = f.read(max_bytes + 1).decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None  # the loader reports it with its position
+    depth, aliases = 0, 0
+    try:
+        for tok in yaml.scan(text, Loader=yaml.SafeLoader):  # the scanner is iterative: no recursion on depth
+            name = type(tok).__name__
+            if name in _OPEN:
+                depth += 1
+                if depth > MAX_YAML_DEPTH:
+                    return InputError(f"nested more than {MAX_YAML_DEPTH} levels deep; a {what} is a few levels of "
+                                      "mappings and lists", file=src, line=tok.start_mark.line + 1)
+            elif name in _CLOSE:
+                depth -= 1
+            elif name == "AliasToken":
+                aliases += 1
+        if not aliases:
+            return None
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return None  # the loader reports the syntax error with its line
+    if node is not None and _expanded_nodes(node, MAX_YAML_NODES) > MAX_YAML_NODES:
+        return InputError(f"its {aliases} aliases (*name) expand to more than {MAX_YAML_NODES} values (an alias "
+                          "bomb?); write the values out or use fewer aliases", file=src)
+    return None
+
+
+# ---------------- the Milvus Lite index ----------------
+def _lite_damage(db: Path) -> tuple[Path, str] | None:
+    """(the damaged file, what is wrong) in a Milvus Lite index folder, from what can be read without opening it:
+    the folder itself (Milvus Lite keeps a folder, never a file), each collection's JSON manifest and schema, and
+    each Parquet data file's magic bytes at both ends (a truncated file loses its footer)."""
+    import json
+
+    if not db.is_dir():
+        size = db.stat().st_size if db.is_file() else 0
+        return db, f"is not a Milvus Lite index (a file of {size} bytes where Milvus Lite keeps a folder)"
+    for meta in sorted((db / "collections").glob("*/*.json")):
+        try:
+            ok = isinstance(json.loads(meta.read_text(encoding="utf-8")), dict)
+        except (OSError, UnicodeDecodeError, ValueError):
+            ok = False
+        if not ok:
+            return meta, "is not the JSON object Milvus Lite wrote (damaged)"
+    for data in sorted((db / "collections").glob("*/partitions/*/data/*.parquet")):
+        try:
+            with data.open("rb") as f:
+                head = f.read(4)
+                f.seek(max(0, data.stat().st_size - 4))
+                tail = f.read(4)
+        except OSError as exc:
+            return data, f"cannot be read ({exc.strerror or exc})"
+        if head != b"PAR1" or tail != b"PAR1" or data.stat().st_size < 12:
+            return data, "is not a complete Parquet file (truncated or damaged)"
+    return None
+
+
+def lite_index_problem(cfg: Any, graph: str, pipeline: Path, st: Any) -> InputError | None:
+    """A damaged Milvus Lite index (random bytes, a truncated data file) is refused before the Lite engine opens it
+    (which ends in library tracebacks), with the file and how to rebuild it."""
+    from hublab.pipeline.resources import index_path
+
+    uri = (cfg.vector_store or {}).get("uri")
+    if uri is not None and not str(uri).endswith(".db"):
+        return None  # a server: its own checks
+    db = Path(uri) if uri else index_path(st, graph, cfg.retriever_type)
+    if not db.exists():
+        return None
+    damage = _lite_damage(db)
+    if damage is None:
+        return None
+    where, what = damage
+    folder = db if uri else db.parent
+    return InputError(f"{what}: the Milvus Lite index {db} is damaged; rebuild it: delete {folder} and run hublab "
+                      f"index --pipeline {pipeline} --graph {graph}", file=str(where), field="vector_store")
+
+
+def config_value_problems(cfg: Any) -> list[InputError]:
+    """Values the pipeline's own schema accepts but that make no sense on this machine or for a KGQA run:
+    ``evaluation.k`` beyond :data:`MAX_EVAL_K`, a ``device`` this machine does not have (``cuda:7`` on a CPU
+    machine). Each located by file, line and field."""
+    from hublab.pipeline.config import flatten
+
+    lines: dict[str, int] = {}
+    with contextlib.suppress(Exception):  # the file was loaded already; lines are a courtesy
+        from hublab.pipeline.yaml_strict import load_yaml
+
+        _, lines = load_yaml(Path(cfg.source).read_text(encoding="utf-8"), source=str(cfg.source))
+    out: list[InputError] = []
+    k = cfg.evaluation.get("k")
+    if isinstance(k, int) and not isinstance(k, bool) and k > MAX_EVAL_K:
+        out.append(InputError(f"expected a rank cut-off from 1 to {MAX_EVAL_K}, got {k}", file=cfg.source,
+                              line=lines.get("evaluation.k"), field="evaluation.k"))
+    for key, value in flatten(cfg.to_dict()).items():
+        if key.rsplit(".", 1)[-1] == "device" and isinstance(value, str):
+            why = device_problem(value)
+            if why:
+                out.append(InputError(why, file=cfg.source, line=lines.get(key), field=key))
+    return out
+
+
+def device_problem(device: str) -> str | None:
+    """Why torch cannot use ``device`` here (None if it can): ``cuda:N`` needs N+1 CUDA devices, ``mps`` Apple's."""
+    d = device.strip().lower()
+    if d in ("", "cpu", "auto"):
+        return None
+    m = re.fullmatch(r"cuda(?::(\d+))?", d)
+    if m:
+        index = int(m.group(1) or 0)
+        try:
+            import torch
+
+            n = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        except Exception:  # noqa: BLE001 - no usable torch: no CUDA device either
+            n = 0
+        if index >= n:
+            have = f"{n} CUDA device{'s' if n != 1 else ''}" if n else "no CUDA device"
+            return f"device {device!r} is not on this machine (it has {have}); use cpu" + (
+                f" or cuda:0..cuda:{n - 1}" if n else "")
+        return None
+    if d == "mps":
+        try:
+            import torch
+
+            ok = torch.backends.mps.is_available()
+        except Exception:  # noqa: BLE001
+            ok = False
+        return None if ok else "device 'mps' is not available on this machine; use cpu"
+    return None
 
 
 def check_run(pipeline: Path, graph: str, dataset: str | None, *, settings: Any, experiment: str | None = None,
@@ -255,8 +503,19 @@ def check_run(pipeline: Path, graph: str, dataset: str | None, *, settings: Any,
             errors.append(InputError(f"{why} (value not shown)", field="--llm-base-url / $HUBLAB_LLM_BASE_URL"))
     if not errors:
         # a path, or a name as `hublab list` prints it (pipelines/<name>.yaml)
-        out.cfg = _catch(errors, lambda: load_pipeline(settings.pipeline_file(pipeline)))
-    _catch(errors, settings.graph_file, graph)
+        pipeline = _catch(errors, settings.pipeline_file, pipeline) or pipeline
+        bounded = yaml_file_problem(Path(pipeline)) if not errors else None
+        if bounded is not None:
+            errors.append(bounded)
+        elif not errors:
+            out.cfg = _catch(errors, load_pipeline, pipeline)
+        if out.cfg is not None:
+            errors.extend(config_value_problems(out.cfg))
+    graph_ok = _catch(errors, settings.graph_file, graph) is not None
+    if out.cfg is not None and graph_ok:
+        damaged = lite_index_problem(out.cfg, graph, pipeline, settings)
+        if damaged is not None:
+            errors.append(damaged)
     pairs = None
     if dataset is not None:
         from hublab.datasets.catalog import duplicate_uids, load_dataset

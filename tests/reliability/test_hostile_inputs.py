@@ -24,7 +24,8 @@ SECRET = "sk-proj-PLANTED0secret0value0123456789"
 URL_PASS = "PLANTEDurlpass99"
 CRED_URL = f"http://admin:{URL_PASS}@127.0.0.1:9/v1"
 BEARER = "Bearer PLANTEDbearer0token0abcdef"
-FORBIDDEN = (SECRET, URL_PASS, "PLANTEDbearer0token0abcdef")
+QUERY_KEY = "PLANTEDquerykey0abc123"  # a key in a URL's query string or fragment (issue #29, class 3)
+FORBIDDEN = (SECRET, URL_PASS, "PLANTEDbearer0token0abcdef", QUERY_KEY)
 
 
 @pytest.fixture(scope="module")
@@ -75,6 +76,45 @@ def _bad_byte_csv(p: Path) -> str:
     rows[2] = rows[2].replace("Which", "Wh\udcffich", 1) if "Which" in rows[2] else rows[2].replace(",", ",\udcff", 2)
     (p / "rows.csv").write_bytes("".join(rows).encode("utf-8", "surrogateescape"))
     return "rows.csv"
+
+
+def _alias_bomb(levels: int = 9) -> str:
+    """A billion-laughs document: each level a list of nine aliases of the one before (9**levels values)."""
+    lines = ["retriever: {type: bm25}", "tuned:", "  l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    for i in range(1, levels):
+        lines.append(f"  l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]")
+    return "\n".join(lines) + "\n"
+
+
+def _fifo(p: Path, name: str) -> str:
+    os.mkfifo(p / name)  # nobody writes it: reading it would block for ever
+    return name
+
+
+def _deep_jsonl(p: Path, shared: Path | None = None) -> str:
+    import json
+
+    from conftest import SHARED
+
+    rows = (SHARED / "data/kgqa/flat_distributed.csv").read_text(encoding="utf-8").splitlines()[1:2]
+    uid = rows[0].split(",", 1)[0]
+    ok = json.dumps({"uid": uid, "question": "Which papers use a case study?", "golden_triples": []})
+    deep = '{"uid": "q2", "question": "x", "golden_triples": ' + "[" * 5000 + "]" * 5000 + "}"
+    (p / "deep.jsonl").write_text(ok + "\n" + deep + "\n")
+    return "deep.jsonl"
+
+
+def _huge_row_jsonl(p: Path) -> str:
+    import json
+
+    row = {"uid": "q1", "question": "Which papers? " + "x" * 2_000_000, "golden_triples": []}
+    (p / "big.jsonl").write_text(json.dumps(row) + "\n")
+    return "big.jsonl"
+
+
+def _tune(*extra: str, study: str = "s29") -> list[str]:
+    return ["tune", BM25, "--study", study, "--mode", "tpe", "--n-trials", "1", "--limit", "1", "--dataset",
+            "gv3_orkg", "--graph", "gv3_orkg", "--no-carbon", "--no-progress", *extra]
 
 
 def _closed_port() -> int:
@@ -161,6 +201,83 @@ CASES: list[Case] = [
     ("env: tracking store cannot be written", lambda p: (_run(BM25), {"MLFLOW_TRACKING_URI":
                                                                       "sqlite:////proc/hublab/mlflow.db"}),
      ["MLFLOW_TRACKING_URI", "cannot be created"]),
+    # issue #29, class 1: names are checked as the strings they become (decoded), in a safe set and length
+    ("names: experiment percent-encoded ../", lambda p: (_run(BM25, "--limit", "1", "--experiment",
+                                                              "x%2e%2e%2f%2e%2e%2fesc"), None),
+     ["--experiment", "percent-encoded", "must not contain"]),
+    ("names: experiment double-encoded ../", lambda p: (_run(BM25, "--limit", "1", "--experiment",
+                                                             "x%252e%252e%252fesc"), None),
+     ["--experiment", "decodes to a path"]),
+    ("names: experiment with '#'", lambda p: (_run(BM25, "--limit", "1", "--experiment", "exp#1"), None),
+     ["--experiment", "'#'", "letters, digits"]),
+    ("names: experiment with '?'", lambda p: (_run(BM25, "--limit", "1", "--experiment", "exp?x=1"), None),
+     ["--experiment", "'?'"]),
+    ("names: experiment starting with '.'", lambda p: (_run(BM25, "--limit", "1", "--experiment", ".hidden"), None),
+     ["--experiment", "not starting with '.'"]),
+    ("names: experiment of 300 characters", lambda p: (_run(BM25, "--limit", "1", "--experiment", "e" * 300), None),
+     ["--experiment", "300 characters", "at most 100"]),
+    ("names: tune --study percent-encoded", lambda p: (_tune(study="%2e%2e%2fevil"), None),
+     ["--study", "decodes to a path"]),
+    # class 2: bounded parsing (regular files only, size, nesting, alias expansion)
+    ("bounded: YAML alias bomb", lambda p: (_run(_yaml(p, _alias_bomb()), "--limit", "1"), None),
+     ["bad.yaml", "aliases", "alias bomb"]),
+    ("bounded: YAML nested 3000 deep", lambda p: (_run(_yaml(p, OK_HEAD + "tuned: {a: " + "[" * 3000 + "]" * 3000
+                                                             + "}\n"), "--limit", "1"), None),
+     ["bad.yaml", "line 2", "nested more than"]),
+    ("bounded: 6 MB pipeline YAML", lambda p: (_run(_yaml(p, OK_HEAD + "description: '" + "x" * 6_000_000 + "'\n"),
+                                                    "--limit", "1"), None),
+     ["bad.yaml", "at most 5 MB"]),
+    ("bounded: pipeline is a FIFO", lambda p: (_run(_fifo(p, "pipe.yaml"), "--limit", "1"), None),
+     ["pipe.yaml", "device, pipe or socket"]),
+    ("bounded: tune pipeline is a FIFO", lambda p: (["tune", _fifo(p, "pipe.yaml"), "--study", "s29", "--dataset",
+                                                     "gv3_orkg", "--graph", "gv3_orkg"], None),
+     ["pipe.yaml", "device, pipe or socket"]),
+    ("bounded: dataset is a FIFO", lambda p: (["run", BM25, "--graph", "gv3_orkg", "--dataset",
+                                               _fifo(p, "fifo.jsonl")], None),
+     ["fifo.jsonl", "--dataset", "device, pipe or socket"]),
+    ("bounded: JSONL nested 5000 deep", lambda p: (["run", BM25, "--graph", "gv3_orkg", "--dataset", _deep_jsonl(p),
+                                                    "--limit", "1"], None),
+     ["deep.jsonl", "row 2", "nested"]),
+    ("bounded: JSONL row of 2 MB", lambda p: (["run", BM25, "--graph", "gv3_orkg", "--dataset", _huge_row_jsonl(p),
+                                               "--limit", "1"], None),
+     ["big.jsonl", "row 1", "at most 1 MB"]),
+    # class 3: a key in any part of a URL is refused, never echoed
+    ("url: api_key in the base_url's query",
+     lambda p: (_run(_yaml(p, OK_HEAD + f"llm: {{backend: openai, base_url: 'http://127.0.0.1:9/v1?api_key={QUERY_KEY}'"
+                              "}\n"), "--limit", "1"), None),
+     ["bad.yaml", "llm.base_url", "query string or fragment", "'api_key'"]),
+    ("url: --llm-base-url with #access_token=", lambda p: (_run(BM25, "--limit", "1", "--llm-base-url",
+                                                                f"http://127.0.0.1:9/v1#access_token={QUERY_KEY}"),
+                                                           None),
+     ["--llm-base-url", "query string or fragment"]),
+    ("url: HUBLAB_LLM_BASE_URL with ?key=", lambda p: (_run(BM25, "--limit", "1"), {
+        "HUBLAB_LLM_BASE_URL": f"http://127.0.0.1:9/v1?model=x&key={QUERY_KEY}"}),
+     ["HUBLAB_LLM_BASE_URL", "query string or fragment"]),
+    # class 5: values that make no sense
+    ("values: evaluation.k 1e12", lambda p: (_run(_yaml(p, OK_HEAD + "evaluation: {k: 1000000000000}\n"),
+                                                  "--limit", "1"), None),
+     ["bad.yaml", "line 2", "evaluation.k", "1 to 1000"]),
+    ("values: device cuda:7", lambda p: (_run(_yaml(p, OK_HEAD + "embedder: {device: 'cuda:7'}\n"), "--limit", "1"),
+                                         None),
+     ["bad.yaml", "line 2", "embedder.device", "'cuda:7' is not on this machine"]),
+    ("values: run with a search-space factor the method lacks",
+     lambda p: (_run(_yaml(p, OK_HEAD + "search_space: {retriever.params.numbr_of_hubs: [1, 2]}\n"), "--limit", "1"),
+                None),
+     ["bad.yaml", "search_space.retriever.params.numbr_of_hubs", "unknown parameter"]),
+    ("values: tune with device cuda:7", lambda p: (["tune", _yaml(p, (p / BM25).read_text()
+                                                                 + "embedder: {device: 'cuda:7'}\n"), "--study", "s29",
+                                                     "--mode", "tpe", "--n-trials", "1", "--limit", "1", "--dataset",
+                                                     "gv3_orkg", "--graph", "gv3_orkg", "--no-carbon",
+                                                     "--no-progress"], None),
+     ["bad.yaml", "embedder.device", "'cuda:7' is not on this machine"]),
+    ("values: tune objective typo", lambda p: (_tune("--objectives", "recal_triples"), None),
+     ["--objectives", "recal_triples", "did you mean 'recall_triples'"]),
+    # class 6: stores and outputs
+    ("stores: tune storage postgresql without its driver",
+     lambda p: (_tune("--storage", f"postgresql://hub:{URL_PASS}@127.0.0.1:9/db"), None),
+     ["--storage", "not installed", "psycopg"]),
+    ("outputs: --dry-run --report-dir", lambda p: (_run(BM25, "--dry-run", "--report-dir", "reports/x"), None),
+     ["--report-dir", "--dry-run"]),
 ]
 
 
@@ -168,9 +285,12 @@ CASES: list[Case] = [
 def test_refused_before_any_work_located_and_leaving_nothing(case: Case, project: Path):
     _, setup, expected = case
     argv, env = setup(project)
+    before = sorted(str(f.relative_to(project.parent)) for f in project.parent.rglob("*"))
     t0 = time.perf_counter()
     code, out = invoke(argv, env)
     took = time.perf_counter() - t0
+    # nothing written inside the project or beside it (a name that escapes would land next to it)
+    assert sorted(str(f.relative_to(project.parent)) for f in project.parent.rglob("*")) == before
     assert code == 2, out[-3000:]
     assert "Traceback" not in out, out
     errors = [line for line in out.splitlines() if line.startswith("error: ")]
@@ -378,3 +498,142 @@ def test_a_planted_secret_reaches_no_log_artifact_report_or_console(project: Pat
     assert scanned > 10
     preds = next((project / "mlruns").rglob("predictions.csv")).read_text()
     assert "my key is ***" in preds and "http://***@127.0.0.1:9/v1" in preds
+
+
+# ---------------- issue #29: outputs, damaged stores, keys in URLs, interrupts ----------------
+def test_dry_run_writes_its_estimate_to_output_and_dev_null_is_accepted(project: Path):
+    """``--dry-run --output f`` writes the estimate it prints as JSON (it was silently ignored); ``--output
+    /dev/null``, the usual way to discard an output, is accepted (a real device such as /dev/full is refused
+    above). Nothing else is written: no run folder, no MLflow store, no temporary file beside the output."""
+    import json
+
+    code, out = invoke(_run(BM25, "--dry-run", "--output", "est/estimate.json"))
+    assert code == 0, out[-3000:]
+    doc = json.loads((project / "est/estimate.json").read_text())
+    assert doc["dry_run"] is True and doc["n_questions"] == 10 and doc["line"] in out
+    assert sorted(f.name for f in (project / "est").iterdir()) == ["estimate.json"]
+    code, out = invoke(_run(BM25, "--dry-run", "--output", "/dev/null"))
+    assert code == 0 and "error" not in out, out[-3000:]
+    assert not (project / "outputs").exists() and not (project / "mlruns").exists()
+
+
+def _random_bytes_file(db: Path) -> Path:
+    db.parent.mkdir(parents=True)
+    db.write_bytes(os.urandom(4096))
+    return db
+
+
+def _empty_file(db: Path) -> Path:
+    db.parent.mkdir(parents=True)
+    db.write_bytes(b"")
+    return db
+
+
+def _lite_folder(db: Path) -> Path:
+    """The layout Milvus Lite writes (a folder: LOCK, collections/<c>/{manifest,schema}.json, Parquet data)."""
+    data = db / "collections" / "c" / "partitions" / "_default" / "data"
+    data.mkdir(parents=True)
+    (db / "LOCK").write_bytes(b"")
+    (db / "collections" / "c" / "schema.json").write_text('{"fields": []}')
+    (db / "collections" / "c" / "manifest.json").write_text('{"version": 1}')
+    (data / "data_000001_000001.parquet").write_bytes(b"PAR1" + os.urandom(64) + b"PAR1")
+    return db
+
+
+def _truncated_parquet(db: Path) -> Path:
+    _lite_folder(db)
+    part = next(db.rglob("*.parquet"))
+    part.write_bytes(part.read_bytes()[:30])  # a copy or a disk that stopped mid-file: no footer
+    return part
+
+
+def _broken_manifest(db: Path) -> Path:
+    _lite_folder(db)
+    manifest = db / "collections" / "c" / "manifest.json"
+    manifest.write_text('{"vers')
+    return manifest
+
+
+@pytest.mark.parametrize("damage", [_random_bytes_file, _empty_file, _truncated_parquet, _broken_manifest],
+                         ids=["random bytes", "empty file", "truncated parquet", "broken manifest"])
+def test_a_damaged_lite_index_is_named_with_how_to_rebuild_it(project: Path, damage):
+    """A Milvus Lite index that is random bytes, empty, or a folder with a truncated data file or a broken manifest:
+    one line naming the damaged file and how to rebuild it, before the Lite engine opens it (library tracebacks and
+    a misleading "another process?" before); the damaged files are left as they were, nothing else is created."""
+    folder = project / "models" / "gv3_orkg__bm25"
+    bad = damage(folder / "index.db")
+    before = {f: f.read_bytes() for f in folder.rglob("*") if f.is_file()}
+    code, out = invoke(_run(BM25, "--limit", "1"))
+    assert code == 2, out[-3000:]
+    assert "Traceback" not in out, out
+    errors = [line for line in out.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1, out
+    assert f"{bad.relative_to(project)}, " in errors[0] and "damaged" in errors[0], errors
+    assert f"delete {project.resolve() / 'models/gv3_orkg__bm25'} and run hublab index --pipeline " \
+           "pipelines/bm25.yaml --graph gv3_orkg" in errors[0], errors
+    assert {f: f.read_bytes() for f in folder.rglob("*") if f.is_file()} == before
+    assert not (project / "outputs").exists() and not (project / "mlruns").exists()
+
+
+@pytest.mark.slow  # a whole CLI run with its MLflow store: full tier
+def test_a_key_in_a_url_query_or_fragment_reaches_no_log_artifact_or_console(project: Path):
+    """Keys in a URL's query string or fragment (``?api_key=``, ``&token=``, ``#access_token=``, a signed URL's
+    ``X-Amz-Signature``) pasted into the questions and answers of a dataset (which cannot be refused: it is data)
+    are masked in the console, the MLflow store, every artifact, the checkpoint, the report folder and --output;
+    the rest of each URL is kept."""
+    import json
+
+    keys = {"api_key": "PLANTEDq1apikey0abc123", "token": "PLANTEDq2token0abc123",
+            "access_token": "PLANTEDq3fragment0abc123", "X-Amz-Signature": "PLANTEDq4signature0abc123"}
+    ds = project / "data/kgqa/gv3_orkg.jsonl"
+    rows = [json.loads(line) for line in ds.read_text().splitlines()]
+    rows[0]["question"] += f" (see http://127.0.0.1:9/v1?api_key={keys['api_key']}&model=x)"
+    rows[1]["question"] += f" via https://example.org/data?format=csv&token={keys['token']}"
+    rows[1]["golden_answer"] += f" https://example.org/cb#access_token={keys['access_token']}&state=1"
+    rows[2]["question"] += f" https://bucket.s3.amazonaws.com/f.csv?X-Amz-Signature={keys['X-Amz-Signature']}"
+    ds.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, out = invoke(["run", BM25, "--graph", "gv3_orkg", "--dataset", "gv3_orkg", "--limit", "3", "--no-carbon",
+                        "--output", "out/metrics.json", "--report-dir", "reports/eval/x"])
+    assert code == 0, out[-3000:]
+    for key in keys.values():
+        assert key not in out
+    scanned = 0
+    for folder in ("mlruns", "outputs", "reports", "out"):
+        for f in (project / folder).rglob("*"):
+            if f.is_file():
+                data = f.read_bytes()
+                scanned += 1
+                for key in keys.values():
+                    assert key.encode() not in data, (key, f)
+    assert scanned > 10
+    preds = next((project / "mlruns").rglob("predictions.csv")).read_text()
+    assert "v1?api_key=***&model=x" in preds and "format=csv&token=***" in preds
+    assert "X-Amz-Signature=***" in preds
+
+
+@pytest.mark.slow  # a `hublab` subprocess interrupted with SIGINT, then resumed
+def test_ctrl_c_during_a_run_says_that_the_same_command_resumes(base: Path, tmp_path: Path):
+    """SIGINT (Ctrl-C) while ``hublab run`` works: exit 130 and one line saying the MLflow run is KILLED and that the
+    same command resumes; rerunning the same command then finishes that run (it said so, it does so)."""
+    import signal
+    import subprocess
+
+    root = tmp_path / "proj"
+    shutil.copytree(base, root)
+    args = K.cli_args(*_run(BM25, "--limit", "8", "--no-trace"))
+    proc = subprocess.Popen(args, cwd=root, env=K.env(root), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 180
+    while not list((root / "outputs" / "runs").glob("*/.lock")) and proc.poll() is None:
+        assert time.monotonic() < deadline, "the run never started"
+        time.sleep(0.01)
+    assert proc.poll() is None, "the run ended before it could be interrupted"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err[-3000:]
+    assert "Traceback" not in err, err[-3000:]
+    said = [line for line in err.splitlines() if line.startswith("interrupted")]
+    assert len(said) == 1 and "rerun the same command to resume" in said[0] and "KILLED" in said[0], err[-3000:]
+    done = subprocess.run(args, cwd=root, env=K.env(root), capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert [s for _, s, _ in K.mlflow_runs(root)] == ["FINISHED"], K.mlflow_runs(root)

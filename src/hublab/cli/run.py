@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from hublab.cli.app import AS_JSON, LLM_BASE_URL, LLM_MODEL, StrictCommand, app, use_llm_endpoint
-from hublab.errors import HubLabError
+from hublab.errors import HubLabError, InputError
 
 #: ``hublab run --help``: what the run does first, and the minimal dataset format with three rows (docs/datasets.md)
 RUN_HELP = "\n".join([
@@ -67,8 +67,12 @@ def run_cmd(
 
     use_llm_endpoint(llm_base_url, llm_model)
     st = settings()
+    if dry_run and report_dir is not None:
+        raise InputError("--dry-run runs no question, so there is no report to write; drop --report-dir (--output "
+                         "receives the estimate as JSON)", field="--report-dir")
     checked = check_run(pipeline, graph, dataset, settings=st, experiment=experiment, output=output,
                         report_dir=report_dir, llm_base_url=llm_base_url, tracking=not dry_run)
+    check_search_space(checked.cfg)
     # the run, decided once: everything below (estimate, runner, report) reads it from here
     from hublab.progress import want_progress
 
@@ -78,7 +82,10 @@ def run_cmd(
     uses_llm = bool(llm_endpoints(req.cfg))
     if dry_run:
         print_warnings(checked.warnings)
-        typer.echo(_estimate(req).line())
+        est = _estimate(req)
+        typer.echo(est.line())
+        if output is not None:
+            _write_atomic(output, json.dumps(_estimate_json(est), indent=1, sort_keys=True) + "\n", "--output")
         return
     if uses_llm:
         # before any model load or question; a missing key is then said once, by this check, not also warned about
@@ -88,12 +95,64 @@ def run_cmd(
         print(_estimate(req).line(), file=sys.stderr)
     from hublab.experiment.runner import run_experiment
 
-    s = run_experiment(req)
+    try:
+        s = run_experiment(req)
+    except KeyboardInterrupt:
+        # the runner ended the MLflow run KILLED and kept the checkpoint: say how to go on, not just "Aborted!"
+        how = ("rerun the same command to resume: the questions already answered are kept in the run's checkpoint "
+               "(outputs/runs/) and are not asked again" if resume else
+               "rerun it without --no-resume to resume from the questions already answered (outputs/runs/)")
+        print(f"interrupted (Ctrl-C): the MLflow run (if it had started) is marked KILLED; {how}", file=sys.stderr)
+        raise typer.Exit(130) from None
     con = _print_summary(req, s, as_json, per_question)
     _write_outputs(s, output, report_dir, con)
     if s.failed:
         con.print(f"[red]run FAILED[/red]: {s.failure_reason}")
         raise typer.Exit(s.exit_code)
+
+
+def check_search_space(cfg) -> None:
+    """A pipeline's ``search_space`` is checked by ``run`` as ``hublab tune`` checks it (a factor the method does not
+    have, a value its parameter types refuse), so a file that one command accepts the other does not refuse."""
+    if cfg is None or not cfg.search_space:
+        return
+    from hublab.tuning.space import applicable, check_space, space_from_pipeline
+
+    base = cfg.to_dict()
+    space = applicable(space_from_pipeline(cfg.search_space, source=str(cfg.source)), base)
+    if space.factors:
+        check_space(space, base, source=str(cfg.source))
+
+
+def _estimate_json(est) -> dict:
+    """``--dry-run --output f``: the estimate as a JSON document (what the console line says)."""
+    import dataclasses
+
+    return {"dry_run": True, **dataclasses.asdict(est), "tokens": est.tokens, "line": est.line()}
+
+
+def _write_atomic(path: Path, text: str, opt: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file beside it and a rename, so a full disk leaves the old file
+    (or none), never a truncated one; a device such as /dev/null is written directly. Errors name the path given."""
+    import os
+    import tempfile
+
+    try:
+        if path.exists() and not path.is_file():  # /dev/null, checked to be a harmless device before
+            with path.open("w") as f:
+                f.write(text)
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError as exc:
+        raise HubLabError(f"field '{opt}': writing {path} failed: {exc.strerror or exc}") from None
 
 
 def _predictions_file(s) -> Path | None:

@@ -4,6 +4,9 @@ graph it is run on — by content (the golden ids exist in the graph), not by na
 
 from __future__ import annotations
 
+import os
+import re
+import stat
 from pathlib import Path
 
 from hublab.config import Settings
@@ -12,6 +15,55 @@ from hublab.datasets.model import QAPair, read_jsonl
 from hublab.errors import InputError
 from hublab.graph.base import KnowledgeGraph
 from hublab.graph.model import TripleParseError, parse_triple_string
+
+#: a user's KGQA file is read whole: a larger one is refused before reading (the thesis's CSVs are ~240 kB)
+MAX_DATASET_BYTES = 100 * 1024 * 1024
+#: one JSONL row (one question with its golden triples and answers) at most this long
+MAX_JSONL_ROW_BYTES = 1024 * 1024
+#: JSON nesting a JSONL row may use (a QA pair is an object holding lists of strings); deeper input would end in
+#: a RecursionError inside the JSON parser
+MAX_JSON_DEPTH = 20
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_JSON_BRACKET = re.compile(rb"[\[\]{}]")
+
+
+def dataset_file_problem(path: Path) -> InputError | None:
+    """Refuse a dataset file whose reading would be unbounded, before it is read: not a regular file (``/dev/zero``,
+    a FIFO: read without end), larger than :data:`MAX_DATASET_BYTES`; for JSONL, a row longer than
+    :data:`MAX_JSONL_ROW_BYTES` or nested deeper than :data:`MAX_JSON_DEPTH` (located by row)."""
+    file = str(path)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None  # "not found" / "not readable" are the loaders' own messages
+    if stat.S_ISDIR(st.st_mode):
+        return InputError("expected a KGQA .csv or .jsonl file, got a directory", file=file, field="--dataset")
+    if not stat.S_ISREG(st.st_mode):
+        return InputError("expected a KGQA .csv or .jsonl file, got a device, pipe or socket (it would be read "
+                          "without end)", file=file, field="--dataset")
+    if st.st_size > MAX_DATASET_BYTES:
+        return InputError(f"is {st.st_size / 1e6:.0f} MB; a KGQA file is at most {MAX_DATASET_BYTES / 1e6:.0f} MB "
+                          "(hublab.datasets.catalog.MAX_DATASET_BYTES)", file=file, field="--dataset")
+    if path.suffix.lower() != ".jsonl":
+        return None
+    try:
+        with path.open("rb") as fh:
+            for row, raw in enumerate(fh, start=1):
+                if len(raw) > MAX_JSONL_ROW_BYTES:
+                    return InputError(f"the row is {len(raw) / 1e6:.1f} MB; a JSONL row is at most "
+                                      f"{MAX_JSONL_ROW_BYTES / 1e6:.0f} MB (a huge cell?)", file=file, row=row)
+                if raw.count(b"[") + raw.count(b"{") <= MAX_JSON_DEPTH:
+                    continue
+                depth = deepest = 0
+                for m in _JSON_BRACKET.finditer(_JSON_STRING.sub(b'""', raw)):
+                    depth += 1 if m.group() in (b"[", b"{") else -1
+                    deepest = max(deepest, depth)
+                if deepest > MAX_JSON_DEPTH:
+                    return InputError(f"JSON nested {deepest} levels deep; a QA pair is an object of strings and "
+                                      f"lists of strings (at most {MAX_JSON_DEPTH} levels)", file=file, row=row)
+    except OSError:
+        return None
+    return None
 
 
 def is_dataset_file(name: str) -> bool:
@@ -32,6 +84,9 @@ def load_dataset(st: Settings, name: str) -> list[QAPair]:
         if suffix not in (".csv", ".jsonl"):
             raise InputError(f"unknown dataset file type {path.suffix!r}; expected .csv (thesis columns) or .jsonl",
                              file=str(path), field="--dataset")
+        bounded = dataset_file_problem(path)
+        if bounded is not None:
+            raise bounded
         return load_kgqa_csv(path) if suffix == ".csv" else read_jsonl(path)
     valid = st.dataset_names()
     if name not in valid:
