@@ -58,6 +58,22 @@ def pytest_collection_modifyitems(config, items):
             groups = [item.nodeid.split("::")[0]]
         if groups:
             item.add_marker(pytest.mark.xdist_group("+".join(groups)))
+    items.sort(key=_long_first)  # stable: the order within a group and among the rest is kept
+
+
+#: The suite's longest scheduling units (measured: ``--durations`` of a parallel run), started first so that they
+#: run beside everything else instead of alone at the end (longest-first keeps the parallel run's tail short).
+LONG_FIRST = ("llama", "tests/experiment/test_quality_pinned.py", "milvus", "tests/portability/",
+              "tests/tuning/test_tuning_concurrency.py", "tests/retrievers/test_baselines_reasoning.py",
+              "tests/platform/test_dvc_remote.py")
+
+
+def _long_first(item) -> int:
+    groups = [m.args[0] for m in item.iter_markers("xdist_group") if m.args]
+    for rank, key in enumerate(LONG_FIRST):
+        if any(key == g or g.startswith(key) for g in groups) or item.nodeid.startswith(key):
+            return rank
+    return len(LONG_FIRST)
 
 
 def _uses_module_fixture(item) -> bool:
@@ -78,14 +94,46 @@ def pytest_runtest_makereport(item, call):
         rep.longrepr = f"CI=true: a llama test must not skip: {rep.longrepr}"
 
 
+#: One embedding cache for the whole test run, shared by every xdist worker, the ``minilm`` fixture and the
+#: throwaway projects (``share_embedding_cache``): MiniLM is most of the suite's CPU, and the same GV3 texts were
+#: embedded again in each worker and each project. A cached vector is the float32 of the same deterministic forward
+#: pass (hublab.embedding.cache), so no test result depends on whether a text was cached.
+EMBEDDING_CACHE_ENV = "HUBLAB_TEST_EMBEDDING_CACHE"
+
+
+def pytest_configure(config):
+    if not hasattr(config, "workerinput") and not os.environ.get(EMBEDDING_CACHE_ENV):  # the controller: workers
+        import tempfile  # and the subprocesses they start inherit the variable
+
+        os.environ[EMBEDDING_CACHE_ENV] = tempfile.mkdtemp(prefix="hublab-test-embeddings-")
+        config._hublab_embedding_cache = os.environ[EMBEDDING_CACHE_ENV]
+
+
+def shared_embedding_cache() -> Path:
+    return Path(os.environ[EMBEDDING_CACHE_ENV])
+
+
+def share_embedding_cache(root: Path) -> Path:
+    """``root/.cache/embeddings`` becomes a link to the run's shared embedding cache (``EMBEDDING_CACHE_ENV``). Copy
+    such a project with ``shutil.copytree(..., symlinks=True)``: a dereferenced copy would copy a live database."""
+    target = shared_embedding_cache() / "embeddings"
+    target.mkdir(parents=True, exist_ok=True)
+    link = root / ".cache" / "embeddings"
+    link.parent.mkdir(parents=True, exist_ok=True)
+    if not link.exists() and not link.is_symlink():
+        link.symlink_to(target, target_is_directory=True)
+    return root
+
+
 @pytest.fixture(scope="session")
-def minilm(tmp_path_factory):
-    """The bundled MiniLM (the project's factory and its sqlite vector cache), loaded once a session and shared by
-    every test that needs real embeddings: each text is embedded once per session, whichever module asks."""
+def minilm():
+    """The bundled MiniLM (the project's factory and its sqlite vector cache), loaded once a worker and shared by
+    every test that needs real embeddings: each text is embedded once per test run, whichever module or worker
+    asks (the cache is the run's shared one)."""
     from hublab.embedding.factory import build_embedder
 
     return build_embedder({"model": "all-MiniLM-L6-v2", "device": "cpu", "batch_size": 64},
-                          tmp_path_factory.mktemp("minilm"))
+                          shared_embedding_cache())
 
 
 @pytest.fixture(scope="session")
@@ -169,6 +217,7 @@ def shared_params_project(root: Path, shared: Path, monkeypatch, *, mlflow_store
             params["paths"][key] = str(shared) + val[len("../shared"):]
     root.mkdir(parents=True, exist_ok=True)
     (root / "params.yaml").write_text(yaml.safe_dump(params))
+    share_embedding_cache(root)
     if mlflow_store:
         (root / "mlruns").mkdir(exist_ok=True)
         shutil.copyfile(migrated_mlflow_store(), root / "mlruns" / "mlflow.db")
@@ -200,11 +249,15 @@ def invoke_cli(args: list[str], env: dict[str, str] | None = None) -> tuple[int,
 
 
 def pytest_sessionfinish(session, exitstatus):
-    """Remove the session's MLflow store template (``migrated_mlflow_store``): a temp dir per session otherwise."""
+    """Remove the session's MLflow store template (``migrated_mlflow_store``): a temp dir per session otherwise;
+    the controller also removes the run's shared embedding cache."""
     import shutil
 
     for db in _MLFLOW_TEMPLATE:
         shutil.rmtree(db.parents[1], ignore_errors=True)
+    owned = getattr(session.config, "_hublab_embedding_cache", None)
+    if owned:
+        shutil.rmtree(owned, ignore_errors=True)
 
 
 def make_project(root: Path, shared: Path, graph, pairs, monkeypatch, *, mlflow_store: bool = True) -> Path:
@@ -222,6 +275,7 @@ def make_project(root: Path, shared: Path, graph, pairs, monkeypatch, *, mlflow_
     params["paths"].update({"shared": str(shared), "thesis_results": str(shared / "reference/thesis_results")})
     root.mkdir(parents=True, exist_ok=True)
     (root / "params.yaml").write_text(yaml.safe_dump(params))
+    share_embedding_cache(root)
     graph.save(root / "data/snapshots/gv3_orkg.ttl")
     write_jsonl(pairs, root / "data/kgqa/gv3_orkg.jsonl")
     if mlflow_store:

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from conftest import share_embedding_cache
+
 REPO = Path(__file__).resolve().parents[2]
 PINNED = ("hit_at_10_triples", "map_at_10_triples", "recall_at_10_triples", "mrr_at_10_triples",
           "triples_per_question")
@@ -36,6 +38,7 @@ def project(tmp_path_factory, shared: Path) -> Path:
         if isinstance(val, str) and val.startswith("../shared"):
             params["paths"][key] = str(shared) + val[len("../shared"):]
     (root / "params.yaml").write_text(yaml.safe_dump(params))
+    share_embedding_cache(root)
     (root / "pipelines").mkdir()
     (root / "pipelines" / "hublink_local.yaml").write_text((REPO / "pipelines" / "hublink_local.yaml").read_text())
     for stage in ("snapshot", "graphs", "datasets"):

@@ -318,7 +318,7 @@ def test_copied_checkout_writes_its_own_artifacts(project: Path, tmp_path: Path,
     old_art = project / "mlruns" / "artifacts"
     before = _tree(old_art)
     copy = tmp_path / "copy"
-    shutil.copytree(project, copy)
+    shutil.copytree(project, copy, symlinks=True)
     monkeypatch.setenv("HUBLAB_ROOT", str(copy))
     _load_params.cache_clear()
     cfg2 = _fixed(copy)

@@ -235,3 +235,26 @@ def test_cli_names_where_a_malformed_research_field_came_from(gv3_export, tmp_pa
     proc = _cli_snapshot(tmp_path, params.replace("659055", "R659055"), "--research-field", "field 12")
     assert proc.returncode == 2 and "field '--research-field'" in proc.stderr and "'field 12'" in proc.stderr
     assert not (tmp_path / "data" / "snapshots").exists()
+
+
+def test_manifest_names_the_export_as_configured_whether_shared_is_a_folder_or_a_link(tmp_path, gv3_export):
+    """A ``../shared`` that is a symlink (a common checkout layout, and scripts/ci_local.sh's) must give the same
+    manifest bytes, hence the same DVC hash, as a real folder: the recorded path is the configured one, not the
+    link's target (a resolved path made every clone with a linked ../shared rebuild every downstream stage)."""
+    manifests = []
+    for layout in ("folder", "link"):
+        base = tmp_path / layout
+        root = base / "hublab"
+        root.mkdir(parents=True)
+        export = base / "shared" / "data" / "orkg" / gv3_export.name
+        export.parent.mkdir(parents=True)
+        if layout == "folder":
+            export.write_bytes(gv3_export.read_bytes())
+        else:
+            (base / "shared" / "data" / "orkg").rmdir()
+            (base / "shared" / "data" / "orkg").symlink_to(gv3_export.parent, target_is_directory=True)
+        m = build_snapshot(CFG, export_path=root / ".." / "shared" / "data" / "orkg" / gv3_export.name,
+                           out_dir=root / "data" / "snapshots", root=root)
+        assert m["file"] == f"../shared/data/orkg/{gv3_export.name}", m["file"]
+        manifests.append((root / "data" / "snapshots" / f"{m['name']}.manifest.json").read_bytes())
+    assert manifests[0] == manifests[1]

@@ -24,7 +24,7 @@ def fresh_project(base_project: Path, tmp_path: Path) -> Path:
     """A copy of the project without any index, run outputs or MLflow store (embedding cache kept: reruns in
     the real world keep it too)."""
     root = tmp_path / "proj"
-    shutil.copytree(base_project, root, ignore=shutil.ignore_patterns("models", "outputs", "mlruns"))
+    shutil.copytree(base_project, root, ignore=shutil.ignore_patterns("models", "outputs", "mlruns"), symlinks=True)
     return root
 
 
@@ -32,13 +32,13 @@ def fresh_project(base_project: Path, tmp_path: Path) -> Path:
 def indexed_project(base_project: Path, tmp_path: Path) -> Path:
     """A copy of the project with the reference index, no run outputs and no MLflow store."""
     root = tmp_path / "proj"
-    shutil.copytree(base_project, root, ignore=shutil.ignore_patterns("outputs", "mlruns"))
+    shutil.copytree(base_project, root, ignore=shutil.ignore_patterns("outputs", "mlruns"), symlinks=True)
     return root
 
 
 @pytest.fixture(scope="session")
 def reference_run(base_project: Path, tmp_path_factory) -> dict:
     root = tmp_path_factory.mktemp("ref_run") / "proj"
-    shutil.copytree(base_project, root, ignore=shutil.ignore_patterns("outputs", "mlruns"))
+    shutil.copytree(base_project, root, ignore=shutil.ignore_patterns("outputs", "mlruns"), symlinks=True)
     """An uninterrupted `hublab run` on a copy of the indexed project (own outputs and MLflow store)."""
     return K.run_outcome(root, K.hublab(root, *K.RUN_ARGS).stdout)

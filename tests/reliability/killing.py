@@ -16,6 +16,8 @@ from typing import Any
 
 import yaml
 
+from conftest import share_embedding_cache
+
 REPO = Path(__file__).resolve().parents[2]
 SRC = REPO / "src"
 INJECT = Path(__file__).resolve().parent / "inject"
@@ -45,6 +47,7 @@ def build_project(root: Path, shared: Path, full_graph) -> Path:
     params["paths"].update({"shared": str(shared), "thesis_results": str(shared / "reference/thesis_results")})
     root.mkdir(parents=True, exist_ok=True)
     (root / "params.yaml").write_text(yaml.safe_dump(params))
+    share_embedding_cache(root)
     graph.save(root / "data/snapshots/gv3_orkg.ttl")
     write_jsonl(chosen, root / "data/kgqa/gv3_orkg.jsonl")
     (root / "pipelines").mkdir(exist_ok=True)

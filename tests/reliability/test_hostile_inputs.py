@@ -40,7 +40,7 @@ def project(base: Path, tmp_path: Path, monkeypatch) -> Path:
     from hublab.config import _load_params
 
     root = tmp_path / "proj"
-    shutil.copytree(base, root)
+    shutil.copytree(base, root, symlinks=True)
     monkeypatch.setenv("HUBLAB_ROOT", str(root))
     monkeypatch.chdir(root)
     _load_params.cache_clear()
@@ -619,7 +619,7 @@ def test_ctrl_c_during_a_run_says_that_the_same_command_resumes(base: Path, tmp_
     import subprocess
 
     root = tmp_path / "proj"
-    shutil.copytree(base, root)
+    shutil.copytree(base, root, symlinks=True)
     args = K.cli_args(*_run(BM25, "--limit", "8", "--no-trace"))
     proc = subprocess.Popen(args, cwd=root, env=K.env(root), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)

@@ -261,7 +261,9 @@ def build_snapshot(
     else:
         raise InputError(f"unknown snapshot source {source!r} (expected 'export' or 'api')", field="snapshot.source")
     if root is not None and "file" in info:
-        info["file"] = os.path.relpath(Path(info["file"]).resolve(), Path(root).resolve())
+        # lexically, not through symlinks: a ../shared that links elsewhere must give the same manifest (and DVC
+        # hash) as a ../shared folder, or every clone with a linked ../shared rebuilds every downstream stage
+        info["file"] = os.path.relpath(os.path.abspath(info["file"]), os.path.abspath(root))
     abs_file = info.get("file")
     info = {**info, "research_field": field, "contribution_pattern": pattern}
     manifest = write_snapshot(triples, out_dir, name, info)
