@@ -87,4 +87,5 @@ elif [ "${HUBLAB_NO_LLAMA:-0}" = "1" ]; then
   echo "setup: llama.cpp skipped (HUBLAB_NO_LLAMA=1): embedded-LLM tests will skip (and fail under CI=true)" >&2
 fi
 step "DVC remote (per-user, absolute)" bash scripts/dvc_remote.sh
+step "dvc plots offline (Vega from npm)" bash scripts/dvc_plots_offline.sh
 .venv/bin/python -c "import torch, hublab; print('hublab env ready: torch', torch.__version__)"
