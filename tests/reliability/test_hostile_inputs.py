@@ -26,6 +26,7 @@ CRED_URL = f"http://admin:{URL_PASS}@127.0.0.1:9/v1"
 BEARER = "Bearer PLANTEDbearer0token0abcdef"
 QUERY_KEY = "PLANTEDquerykey0abc123"  # a key in a URL's query string or fragment (issue #29, class 3)
 FORBIDDEN = (SECRET, URL_PASS, "PLANTEDbearer0token0abcdef", QUERY_KEY)
+INJECT = Path(__file__).resolve().parents[1] / "platform" / "inject"  # HUBLAB_TEST_QUESTION_DELAY (sitecustomize)
 
 
 @pytest.fixture(scope="module")
@@ -621,10 +622,13 @@ def test_ctrl_c_during_a_run_says_that_the_same_command_resumes(base: Path, tmp_
     root = tmp_path / "proj"
     shutil.copytree(base, root, symlinks=True)
     args = K.cli_args(*_run(BM25, "--limit", "8", "--no-trace"))
-    proc = subprocess.Popen(args, cwd=root, env=K.env(root), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    # each question waits 1 s first (tests/platform/inject): the signal lands inside the run however fast BM25 is
+    qlog = tmp_path / "questions.log"
+    slow = {**K.env(root), "HUBLAB_TEST_QUESTION_LOG": str(qlog), "HUBLAB_TEST_QUESTION_DELAY": "1",
+            "PYTHONPATH": os.pathsep.join([str(INJECT), K.env(root)["PYTHONPATH"]])}
+    proc = subprocess.Popen(args, cwd=root, env=slow, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 180
-    while not list((root / "outputs" / "runs").glob("*/.lock")) and proc.poll() is None:
+    while not (qlog.exists() and qlog.read_text().strip()) and proc.poll() is None:
         assert time.monotonic() < deadline, "the run never started"
         time.sleep(0.01)
     assert proc.poll() is None, "the run ended before it could be interrupted"
