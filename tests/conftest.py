@@ -260,6 +260,16 @@ def pytest_sessionfinish(session, exitstatus):
         shutil.rmtree(owned, ignore_errors=True)
 
 
+def pipelines_project(root: Path, shared: Path, monkeypatch) -> Path:
+    """``shared_params_project`` plus a copy of the shipped pipelines: a project with nothing built, for the checks
+    that run before any work (preflight, names, endpoints)."""
+    import shutil
+
+    shared_params_project(root, shared, monkeypatch)
+    shutil.copytree(ROOT / "pipelines", root / "pipelines")
+    return root
+
+
 def make_project(root: Path, shared: Path, graph, pairs, monkeypatch, *, mlflow_store: bool = True) -> Path:
     """A throwaway HubLab project: params.yaml from the repo's (paths inside ``root``), the graph as the
     gv3_orkg snapshot and ``pairs`` as the gv3_orkg dataset; HUBLAB_ROOT points at it. ``mlflow_store``: start

@@ -22,10 +22,9 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.fixture()
 def project(tmp_path, shared, monkeypatch) -> Path:
     """A project that has only params.yaml (paths into ../shared) and the shipped pipelines: nothing built."""
-    from conftest import shared_params_project
+    from conftest import pipelines_project
 
-    shared_params_project(tmp_path, shared, monkeypatch)
-    shutil.copytree(REPO / "pipelines", tmp_path / "pipelines")
+    pipelines_project(tmp_path, shared, monkeypatch)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     return tmp_path
 

@@ -21,10 +21,9 @@ SRC = REPO / "src"
 @pytest.fixture()
 def project(tmp_path, shared, monkeypatch) -> Path:
     """Only params.yaml (paths into ../shared) and the shipped pipelines: nothing built."""
-    from conftest import shared_params_project
+    from conftest import pipelines_project
 
-    shared_params_project(tmp_path, shared, monkeypatch)
-    shutil.copytree(REPO / "pipelines", tmp_path / "pipelines")
+    pipelines_project(tmp_path, shared, monkeypatch)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     return tmp_path
 
