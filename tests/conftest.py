@@ -152,6 +152,19 @@ def _no_leaked_tracking_uri(monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def _no_leaked_mlflow_experiment(monkeypatch):
+    """An in-process run sets MLflow's active experiment (a process global); a later test's resumed run would then be
+    refused ("active experiment ID does not match"), depending on which tests ran before it on that worker."""
+    for var in ("MLFLOW_EXPERIMENT_ID", "MLFLOW_EXPERIMENT_NAME", "MLFLOW_RUN_ID"):
+        monkeypatch.delenv(var, raising=False)
+    import sys
+
+    fluent = sys.modules.get("mlflow.tracking.fluent")
+    if fluent is not None and hasattr(fluent, "_active_experiment_id"):
+        monkeypatch.setattr(fluent, "_active_experiment_id", None)
+
+
+@pytest.fixture(autouse=True)
 def _no_leaked_llm_endpoint(monkeypatch):
     """``--llm-base-url``/``--llm-model`` export HUBLAB_LLM_* into os.environ when the CLI runs in-process (as a
     real CLI process would); without this, a CLI test's llama.cpp endpoint would override later tests' LLMs."""

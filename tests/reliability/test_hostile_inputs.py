@@ -626,7 +626,10 @@ def test_ctrl_c_during_a_run_says_that_the_same_command_resumes(base: Path, tmp_
     qlog = tmp_path / "questions.log"
     slow = {**K.env(root), "HUBLAB_TEST_QUESTION_LOG": str(qlog), "HUBLAB_TEST_QUESTION_DELAY": "1",
             "PYTHONPATH": os.pathsep.join([str(INJECT), K.env(root)["PYTHONPATH"]])}
-    proc = subprocess.Popen(args, cwd=root, env=slow, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # SIGINT as a terminal delivers it: a shell without job control (CI's) starts background jobs with SIGINT ignored,
+    # and Python then keeps it ignored
+    proc = subprocess.Popen(args, cwd=root, env=slow, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 180
     while not (qlog.exists() and qlog.read_text().strip()) and proc.poll() is None:
         assert time.monotonic() < deadline, "the run never started"
