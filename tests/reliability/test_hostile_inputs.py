@@ -29,6 +29,19 @@ FORBIDDEN = (SECRET, URL_PASS, "PLANTEDbearer0token0abcdef", QUERY_KEY)
 INJECT = Path(__file__).resolve().parents[1] / "platform" / "inject"  # HUBLAB_TEST_QUESTION_DELAY (sitecustomize)
 
 
+def assert_found_nowhere(project: Path, planted) -> None:
+    """No planted value in any file the run wrote (MLflow store, outputs, reports, --output), over >10 files."""
+    scanned = 0
+    for folder in ("mlruns", "outputs", "reports", "out"):
+        for f in (project / folder).rglob("*"):
+            if f.is_file():
+                data = f.read_bytes()
+                scanned += 1
+                for s in planted:
+                    assert s.encode() not in data, (s, f)
+    assert scanned > 10
+
+
 @pytest.fixture(scope="module")
 def base(tmp_path_factory, shared: Path, gv3_orkg_graph) -> Path:
     root = K.build_project(tmp_path_factory.mktemp("hostile") / "base", shared, gv3_orkg_graph)
@@ -488,15 +501,7 @@ def test_a_planted_secret_reaches_no_log_artifact_report_or_console(project: Pat
     planted = (*FORBIDDEN, env_key, store_token)
     for s in planted:
         assert s not in out
-    scanned = 0
-    for folder in ("mlruns", "outputs", "reports", "out"):
-        for f in (project / folder).rglob("*"):
-            if f.is_file():
-                data = f.read_bytes()
-                scanned += 1
-                for s in planted:
-                    assert s.encode() not in data, (s, f)
-    assert scanned > 10
+    assert_found_nowhere(project, planted)
     preds = next((project / "mlruns").rglob("predictions.csv")).read_text()
     assert "my key is ***" in preds and "http://***@127.0.0.1:9/v1" in preds
 
@@ -598,15 +603,7 @@ def test_a_key_in_a_url_query_or_fragment_reaches_no_log_artifact_or_console(pro
     assert code == 0, out[-3000:]
     for key in keys.values():
         assert key not in out
-    scanned = 0
-    for folder in ("mlruns", "outputs", "reports", "out"):
-        for f in (project / folder).rglob("*"):
-            if f.is_file():
-                data = f.read_bytes()
-                scanned += 1
-                for key in keys.values():
-                    assert key.encode() not in data, (key, f)
-    assert scanned > 10
+    assert_found_nowhere(project, list(keys.values()))
     preds = next((project / "mlruns").rglob("predictions.csv")).read_text()
     assert "v1?api_key=***&model=x" in preds and "format=csv&token=***" in preds
     assert "X-Amz-Signature=***" in preds
