@@ -68,9 +68,9 @@ def test_retriever_on_server_matches_lite_file(milvus_standalone, milvus_token, 
 def test_lite_engine_behind_a_uri_is_searched_through_the_mirror_with_native_results(milvus_lite_uri, tmp_path):
     """``exact: auto`` recognises the Lite engine behind a URI and searches its exact mirror (exact.py: Lite filters
     *after* its ANN top-k, which can truncate a selective filter). A selective filter matching exactly k rows: the
-    mirror returns all of them, nearest first, and native search returns the same list. (With milvus-lite 3.2.2
-    the truncation did not show at 3k or 20k vectors, with or without deletes, so native and mirror agree here;
-    should a Lite version truncate again, the native list comes back shorter and this test says so.)"""
+    mirror returns all of them, nearest first. Native search may return fewer: CI caught milvus-lite 3.2.2 returning
+    3 of the 10 rows here (on this machine it returned all 10 at 3k and 20k vectors), which is the truncation the
+    mirror exists for; what native search returns is still the nearest rows in order, so the test asserts that."""
     rng = np.random.default_rng(1)
     vecs = rng.normal(size=(3000, 16)).astype(np.float32)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
@@ -86,7 +86,9 @@ def test_lite_engine_behind_a_uri_is_searched_through_the_mirror_with_native_res
     expected = sorted(range(0, 3000, 300), key=lambda i: (-round(float(q[0] @ vecs[i]), 5), i))
     assert [h.fields["i"] for h in got_auto] == expected  # all 10 RARE rows, nearest first
     got_native = native.search("t_trunc", q, 10, filter=flt, output_fields=["i"])[0]
-    assert [h.fields["i"] for h in got_native] == expected, "native filtered search truncated or reordered"
+    native_ids = [h.fields["i"] for h in got_native]
+    assert native_ids == [i for i in expected if i in native_ids], "native filtered search reordered"
+    assert len(got_auto) == 10 >= len(native_ids)  # the mirror never returns fewer than native search
     native.drop_collection("t_trunc")
 
 
