@@ -25,6 +25,8 @@ from hublab.scores import as64, round_scores
 #: Build bookkeeping, not content: left out of the tie-break key (``Mirror.tie_ranks``). ``gen`` is HubLink's
 #: index generation, ``content_hash`` a dense index's build hash.
 VOLATILE_FIELDS = frozenset({"id", "gen", "content_hash"})
+#: Query vectors whose scores against every row are kept (a question's few vectors; ~0.2 MB each at GV3's size).
+FULL_SCORE_QUERIES = 8
 
 _CLAUSE = re.compile(r"^\s*(\w+)\s*(not in|in|==|!=)\s*(.+?)\s*$", re.S)
 
@@ -75,6 +77,17 @@ class Mirror:
         self._base64: dict[str, np.ndarray] = {}
         self._tie: np.ndarray | None = None
         self._last_query: tuple[tuple[tuple[int, ...], bytes], np.ndarray] | None = None
+        self._known: dict[tuple, _KnownQuery] = {}  # query → its scores and order over every row (oldest first)
+        self._seen_queries: dict[tuple, None] = {}  # queries searched once on a subset of rows
+
+    @classmethod
+    def from_arrays(cls, ids: np.ndarray, matrix: np.ndarray, fields: list[dict[str, Any]]) -> Mirror:
+        """A mirror from columns already read (:mod:`hublab.vectorstore.mirror_cache`), without a dict per row."""
+        m = cls([])
+        m.ids = np.asarray(ids, dtype=np.int64)
+        m.matrix = np.asarray(matrix, dtype=np.float32) if len(ids) else np.zeros((0, 1), np.float32)
+        m.fields = fields
+        return m
 
     def column(self, name: str) -> np.ndarray:
         """Field ``name`` of every row (object array; None where a row lacks it)."""
@@ -163,16 +176,18 @@ class Mirror:
         idx = self.positions(clauses) if clauses else None
         if idx is not None and len(idx) == 0:
             return [empty for _ in range(len(vectors))]
-        q = as64(vectors)
-        base = self._base(metric)
-        sub = base if idx is None else base[idx]
-        if metric == "L2":
-            raw = -(((sub[None, :, :] - q[:, None, :]) ** 2).sum(-1))
-        else:
-            if metric == "COSINE":
-                q = self._normed_query(q)
-            raw = q @ sub.T
-        scores = round_scores(raw)
+        arr = np.asarray(vectors)
+        if metric != "L2":
+            key = (metric, arr.shape, arr.dtype.str, arr.tobytes())
+            known = self._known.get(key)
+            if known is not None:  # a repeated query: select from its scores and order over every row
+                return known.top(idx, k, self.tie_ranks())
+            if idx is None or key in self._seen_queries:
+                return self._remember(key, self._full(arr, metric)).top(idx, k, self.tie_ranks())
+            self._seen_queries[key] = None
+            while len(self._seen_queries) > 4 * FULL_SCORE_QUERIES:
+                self._seen_queries.pop(next(iter(self._seen_queries)), None)
+        scores = self._subset_scores(arr, metric, idx)
         ties = self.tie_ranks() if idx is None else self.tie_ranks()[idx]
         n = scores.shape[1]
         k = min(k, n)
@@ -186,6 +201,30 @@ class Mirror:
             top = cand[np.lexsort((ties[cand], -row[cand]))][:k]
             out.append((top if idx is None else idx[top], row[top]))
         return out
+
+    def _full(self, arr: np.ndarray, metric: str) -> np.ndarray:
+        """Rounded scores of the query vectors against every row (COSINE or IP)."""
+        q = as64(arr)
+        return round_scores((self._normed_query(q) if metric == "COSINE" else q) @ self._base(metric).T)
+
+    def _subset_scores(self, arr: np.ndarray, metric: str, idx: np.ndarray | None) -> np.ndarray:
+        base = self._base(metric)
+        sub = base if idx is None else base[idx]
+        q = as64(arr)
+        if metric == "L2":
+            return round_scores(-(((sub[None, :, :] - q[:, None, :]) ** 2).sum(-1)))
+        return round_scores((self._normed_query(q) if metric == "COSINE" else q) @ sub.T)
+
+    def _remember(self, key: tuple, full: np.ndarray) -> _KnownQuery:
+        """Keep a query's full scores for its next searches (HubLink searches each of a question's ~100 hubs
+        with the same vectors: one matrix-vector product per question instead of a gather and a product per
+        hub). The same rounded scores as a product over the selected rows (``hublab.scores``: float64 products of
+        float32 vectors, rounded to 1e-6), and the same order (rounded score, then ``tie_ranks``)."""
+        known = _KnownQuery(full)
+        self._known[key] = known
+        while len(self._known) > FULL_SCORE_QUERIES:
+            self._known.pop(next(iter(self._known)), None)
+        return known
 
     def _normed_query(self, q: np.ndarray) -> np.ndarray:
         """Unit-length query vectors, cached for the last query (HubLab sends the same vectors many times)."""
@@ -201,6 +240,40 @@ class Mirror:
         """Per query vector: [(row position, score)] best first (see ``search_arrays``)."""
         return [list(zip(pos.tolist(), sc.tolist(), strict=True))
                 for pos, sc in self.search_arrays(vectors, k, clauses, metric)]
+
+
+class _KnownQuery:
+    """A repeated query's rounded scores against every row and, from its second use on, every row's rank in the
+    mirror's order (score descending, then ``tie_ranks``): a filtered top-k is then a partial sort of the
+    selected rows' integer ranks, the same list as sorting their (score, tie rank) pairs."""
+
+    def __init__(self, full: np.ndarray) -> None:
+        self.full = full
+        self._order: np.ndarray | None = None
+        self._rank: np.ndarray | None = None
+
+    def top(self, idx: np.ndarray | None, k: int, ties: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        if self._order is None:
+            order = np.stack([np.lexsort((ties, -row)) for row in self.full])
+            rank = np.empty_like(order)
+            rows = np.arange(order.shape[1])
+            for j in range(len(order)):
+                rank[j, order[j]] = rows
+            self._order, self._rank = order, rank
+        out = []
+        for j, row in enumerate(self.full):
+            if idx is None:
+                top = self._order[j, :k]
+            else:
+                r = self._rank[j, idx]
+                if k < len(idx):
+                    sel = np.argpartition(r, k - 1)[:k]
+                    sel = sel[np.argsort(r[sel])]
+                else:
+                    sel = np.argsort(r)
+                top = idx[sel]
+            out.append((top, row[top]))
+        return out
 
 
 def _hashable(v: Any) -> bool:

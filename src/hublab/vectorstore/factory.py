@@ -8,7 +8,7 @@ from typing import Any
 from hublab.errors import InputError
 from hublab.vectorstore.base import VectorStore
 
-_KEYS = {"uri", "token_env", "backend", "exact", "exact_max_vectors", "index", "timeout_s"}
+_KEYS = {"uri", "token_env", "backend", "exact", "exact_max_vectors", "index", "timeout_s", "mirror_cache"}
 
 
 def build_vector_store(cfg: dict[str, Any] | None, default_path: Path) -> VectorStore:
@@ -16,7 +16,9 @@ def build_vector_store(cfg: dict[str, Any] | None, default_path: Path) -> Vector
     ``exact: auto`` with ``exact_max_vectors: N`` chooses by size: a Lite collection of up to N vectors is searched
     through the exact in-memory mirror, a larger one natively (docs/scale.md). ``index``: the server's vector index
     (``index_spec``: ``{type: HNSW, M: 16, efConstruction: 200, ef: 64}``, IVF_FLAT, FLAT; default AUTOINDEX);
-    ``timeout_s``: the bound on every server call, retries included (default 60)."""
+    ``timeout_s``: the bound on every server call, retries included (default 60). ``mirror_cache`` (default true):
+    a Lite file inside the project keeps its collections' exact mirrors in ``.cache/mirrors`` between runs
+    (:mod:`hublab.vectorstore.mirror_cache`)."""
     cfg = dict(cfg or {})
     unknown = set(cfg) - _KEYS
     if unknown:
@@ -40,4 +42,20 @@ def build_vector_store(cfg: dict[str, Any] | None, default_path: Path) -> Vector
         raise InputError(f"vector_store.exact_max_vectors must be a non-negative integer or null, got {limit!r}",
                          field="vector_store.exact_max_vectors")
     return MilvusVectorStore(uri, token=token_from_env(cfg.get("token_env")), exact=str(cfg.get("exact", "auto")),
-                             exact_max_vectors=limit, index=index, timeout_s=timeout)
+                             exact_max_vectors=limit, index=index, timeout_s=timeout,
+                             mirror_cache_dir=_mirror_cache_dir(uri) if cfg.get("mirror_cache", True) else None)
+
+
+def _mirror_cache_dir(uri: str) -> Path | None:
+    """``<project>/.cache/mirrors`` for a Lite file inside the project (its indices under ``models/``); None for
+    a server and for a file elsewhere (a temporary or foreign index leaves nothing behind in the project)."""
+    if not uri.endswith(".db"):
+        return None
+    from hublab.config import project_root
+
+    root = project_root()
+    try:
+        Path(uri).resolve().relative_to(root)
+    except ValueError:
+        return None
+    return root / ".cache" / "mirrors"
