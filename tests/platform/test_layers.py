@@ -87,3 +87,10 @@ def test_the_layer_walk_sees_function_level_imports(tmp_path: Path):
     f = tmp_path / "m.py"
     f.write_text("import os\n\n\ndef f():\n    from hublab.cli.app import app\n    return app\n")
     assert _imports(f) == [(5, "hublab.cli.app")]
+
+
+def test_cli_modules_stay_thin():
+    """The CLI parses, calls one library function and prints (docs/architecture.md): a module over 150 lines is
+    doing library work, or holds several commands that belong in their own modules."""
+    long = {p.name: n for p in (SRC / "cli").glob("*.py") if (n := len(p.read_text().splitlines())) > 150}
+    assert long == {}

@@ -100,7 +100,9 @@ def trials(root: Path, study: str) -> list[optuna.trial.FrozenTrial]:
         return []
 
 
-def wait_for(cond, timeout: float = 180.0, what: str = "") -> None:
+def wait_for(cond, timeout: float = 360.0, what: str = "") -> None:
+    """Poll ``cond`` until it holds; the bound only stops a hung worker (a study that reaches the point passes at
+    once). 180 s was too short for a whole 5-trial study on CI's 2 cores under three test workers (1 in ~3 runs)."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if cond():

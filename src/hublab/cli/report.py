@@ -80,42 +80,6 @@ def compare_cmd(
     Console().print(f"wrote {csv_path} and {md_path}; MLflow comparison run {parent} (experiment {experiment})")
 
 
-@report_app.command("summary")
-def summary_cmd(
-    out: Path | None = typer.Option(None, "--out", help="Also write methods.md and methods.csv (the DVC `compare` "
-                                    "stage's table and plot data) into this directory."),
-    as_json: bool = AS_JSON,
-) -> None:
-    """Headline metrics of every evaluation in params.yaml (DVC evaluate stage) next to the thesis's numbers for
-    the same method and graph variant."""
-    from hublab.config import settings as load_settings
-    from hublab.experiment.summary import evaluation_rows, markdown_table, write_summary
-
-    st = load_settings()
-    _require_thesis_results(st)
-    rows = evaluation_rows(st)
-    if out is not None:
-        write_summary(st, out)
-    if as_json:
-        import json
-
-        typer.echo(json.dumps(rows, indent=1))
-        return
-    typer.echo(markdown_table(rows) if rows else "no evaluation results yet: run `dvc repro evaluate`")
-
-
-def _require_thesis_results(st) -> None:
-    """The summary puts the thesis's number beside each evaluation: without the reference data every thesis row
-    would silently go missing, so it stops first, naming the path it looked at."""
-    from hublab.errors import InputError
-
-    where = st.path("thesis_results")
-    if not where.is_dir():
-        why = "is not a folder" if where.exists() else "does not exist"
-        raise InputError(f"the thesis reference data is missing: {where} {why} (params.yaml "
-                         "paths.thesis_results; check the reference data out next to this repo as ../shared)")
-
-
 def _fair(pipelines: list[Path] | None, limit: int | None, out: Path | None, bound: int | None, as_json: bool,
           graphs: str, experiment: str | None = None) -> None:
     from rich.console import Console

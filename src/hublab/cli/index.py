@@ -1,0 +1,56 @@
+"""CLI: ``hublab index``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from hublab.cli.app import LLM_BASE_URL, LLM_MODEL, StrictCommand, app, use_llm_endpoint
+from hublab.config import project_root, settings
+from hublab.errors import HubLabError
+from hublab.graph.snapshot import write_provenance
+from hublab.preflight import check_run, print_warnings
+
+
+@app.command("index", cls=StrictCommand)
+def index_cmd(
+    pipeline: Path = typer.Option(..., "--pipeline", help="Pipeline YAML, or its name (hublab list)."),
+    graph: str = typer.Option(..., "--graph", help="Graph name."),
+    stats_out: Path | None = typer.Option(None, "--stats", help="Write index stats JSON here (DVC metrics)."),
+    llm_base_url: str | None = LLM_BASE_URL,
+    llm_model: str | None = LLM_MODEL,
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="A progress bar over the build (with the "
+                                  "LLM calls it makes), or one line saying the index is up to date (stderr)."),
+) -> None:
+    """Build or incrementally update the retriever's index for a graph."""
+    from hublab.pipeline.pipeline import build_index  # local: retrievers and their libraries (~0.25 s)
+
+    use_llm_endpoint(llm_base_url, llm_model)
+    checked = check_run(pipeline, graph, None, settings=settings(), stats_out=stats_out, llm_base_url=llm_base_url,
+                        tracking=False)
+    print_warnings(checked.warnings)
+    stats = build_index(checked.cfg, graph, progress=progress)
+    typer.echo(json.dumps(stats, indent=1, default=str))
+    if stats_out:
+        # timings and build history go to outputs/provenance/: the stats file is a DVC output of the index stage,
+        # and a fresh clone that rebuilds the index must reproduce it byte for byte (clean `git status`)
+        timing = {k: v for k, v in stats.items() if _is_timing(k)}
+        write_provenance(project_root(), f"index-{stats_out.stem}", {"stats": str(stats_out), **timing})
+        try:
+            stats_out.parent.mkdir(parents=True, exist_ok=True)
+            stats_out.write_text(json.dumps({k: v for k, v in stats.items() if not _is_timing(k)}, indent=1,
+                                            default=str) + "\n")
+        except OSError as exc:
+            raise HubLabError(f"the index is built but writing {stats_out} failed: {exc.strerror or exc}") from None
+
+
+#: Stats of the build, not of the index: what this run had to do depends on what an earlier build left.
+_HISTORY = frozenset({"hubs_reindexed", "hubs_removed", "vectors_written", "skipped"})
+
+
+def _is_timing(key: str) -> bool:
+    """Stats that measure the machine (seconds, rates) or the build's history, not the index: a fresh clone's
+    clean build and an incremental one describe the same index with the same stats file."""
+    return "seconds" in key or key.endswith("_per_s") or key in _HISTORY
