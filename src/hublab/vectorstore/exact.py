@@ -243,7 +243,7 @@ class Mirror:
 
 
 class _KnownQuery:
-    """A repeated query's rounded scores against every row and, from its second use on, every row's rank in the
+    """A repeated query's rounded scores against every row and (computed on its first search) every row's rank in the
     mirror's order (score descending, then ``tie_ranks``): a filtered top-k is then a partial sort of the
     selected rows' integer ranks, the same list as sorting their (score, tie rank) pairs."""
 

@@ -73,6 +73,7 @@ def save(cache_dir: Path, db: Path, name: str, ids: np.ndarray, matrix: np.ndarr
         text = json.dumps(fields, ensure_ascii=False, separators=(",", ":"))
     except (TypeError, ValueError):  # a field value JSON cannot hold: keep reading through gRPC
         return
+    tmp: str | None = None
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=cache_dir, suffix=".npz.tmp")
@@ -81,7 +82,5 @@ def save(cache_dir: Path, db: Path, name: str, ids: np.ndarray, matrix: np.ndarr
                      matrix=np.asarray(matrix, np.float32), fields=np.frombuffer(text.encode("utf-8"), np.uint8))
         os.replace(tmp, _file(cache_dir, db, name))
     except OSError:
-        try:
+        if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
-        except (OSError, UnboundLocalError):
-            pass
