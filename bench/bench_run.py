@@ -93,8 +93,6 @@ def time_in_process(pipeline: str, graph: str, dataset: str, limit: int) -> dict
     pairs = load_dataset(st, dataset)[:limit]
     pipe = build_pipeline(cfg, graph, st)
     pipe.retriever.ensure_ready(progress=False)
-    emb = pipe.retriever.resources.embedder
-    getattr(getattr(emb, "inner", emb), "wait_until_loaded", lambda: None)()  # the model loads in the background
     k = int(cfg.evaluation.get("k", 10))
     retr = pipe.retriever
     strategies = {"as configured": getattr(retr, "use_topic", None)}

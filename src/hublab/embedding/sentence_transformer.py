@@ -79,16 +79,8 @@ def model_identity(path: str | Path) -> str:
     return f"st-{_dir_digest(str(root.resolve()), stamp)}"
 
 
-def _no_gpu_driver() -> bool:
-    """No NVIDIA driver (``/proc/driver/nvidia``) and no ROCm device (``/dev/kfd``): torch cannot see a GPU, so
-    ``auto`` is the CPU without importing torch in the caller's thread (~1.5 s; the model loads in the background)."""
-    return not (Path("/proc/driver/nvidia").exists() or Path("/dev/kfd").exists())
-
-
 def resolve_device(device: str | None) -> str:
     if device in (None, "", "auto"):
-        if _no_gpu_driver():
-            return "cpu"
         import torch
 
         return "cuda" if torch.cuda.is_available() else "cpu"
@@ -110,41 +102,9 @@ class SentenceTransformerEmbedder(Embedder):
             self.name = str(model)
         else:
             self.name = model_identity(self.path)
-        # The model loads in a background thread (importing sentence-transformers and torch's model code is ~5 s):
-        # a run opens its graph, store and MLflow meanwhile, and one whose texts are all in the embedding cache
-        # never waits for it. ``_model`` waits for the load and re-raises its error.
-        self._loaded_model: object | None = None
-        self._load_error: BaseException | None = None
-        # not a daemon: at exit the interpreter joins it instead of freezing it inside torch's native start-up
-        # (a process that never needed the model exits at once: the unfinished import fails at shutdown, caught)
-        self._loader = threading.Thread(target=self._load_in_background, name="hublab-embedder-load")
-        self._loader.start()
-        self.dim = _dim_from_files(self.path) or self._dim_of_model()
-
-    def _load_in_background(self) -> None:
-        try:
-            self._loaded_model = self._load()
-        except BaseException as exc:  # re-raised where the model is first used
-            self._load_error = exc
-
-    @property
-    def _model(self):
-        if self._loaded_model is None:
-            self._loader.join()
-            if self._load_error is not None:
-                # once more in this thread: an import racing the main thread's imports can fail where a plain
-                # load does not; a real error (missing files) raises again, here, with its own message
-                self._load_error = None
-                self._loaded_model = self._load()
-        return self._loaded_model
-
-    def wait_until_loaded(self) -> None:
-        """Block until the model is in memory (benchmarks time questions, not the load)."""
-        _ = self._model
-
-    def _dim_of_model(self) -> int:
+        self._model = self._load()
         getdim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
-        return int(getdim())
+        self.dim = int(getdim())
 
     @property
     def vectors_id(self) -> str:
@@ -202,25 +162,6 @@ class SentenceTransformerEmbedder(Embedder):
                 for t, v in zip(chunk, unit_float32(vecs[:n]), strict=True):
                     vec_of[t] = v
         return np.stack([vec_of[t] for t in texts]).astype(np.float32, copy=False)
-
-
-def _dim_from_files(path: str) -> int | None:
-    """The output size of a Transformer → Pooling (→ Normalize) model from its module configs, without loading
-    it; None for any other layout (a Dense layer changes it): then the loaded model says."""
-    import json
-
-    root = Path(path)
-    try:
-        modules = json.loads((root / "modules.json").read_text())
-        kinds = [str(m["type"]).rsplit(".", 1)[-1] for m in modules]
-        if kinds not in (["Transformer", "Pooling"], ["Transformer", "Pooling", "Normalize"]):
-            return None
-        pooling = json.loads((root / modules[1]["path"] / "config.json").read_text())
-        if sum(1 for k, v in pooling.items() if k.startswith("pooling_mode_") and v is True) != 1:
-            return None  # several pooling modes are concatenated
-        return int(pooling["word_embedding_dimension"])
-    except (OSError, ValueError, KeyError, TypeError, IndexError):
-        return None
 
 
 def unit_float32(vectors) -> np.ndarray:
