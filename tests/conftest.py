@@ -127,7 +127,8 @@ def share_embedding_cache(root: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def minilm():
-    """The bundled MiniLM (the project's factory and its sqlite vector cache), loaded once a worker and shared by
+    """The bundled MiniLM (the project's factory and its sqlite vector cache), built once a worker (the model loads
+    on the first text the cache lacks) and shared by
     every test that needs real embeddings: each text is embedded once per test run, whichever module or worker
     asks (the cache is the run's shared one)."""
     from hublab.embedding.factory import build_embedder

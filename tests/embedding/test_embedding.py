@@ -25,3 +25,13 @@ def test_uncached_embedder_has_no_cache_layer(tmp_path):
     plain = build_embedder({"device": "cpu", "cache": False}, cache_dir=tmp_path)
     assert not hasattr(plain, "model_calls") and plain.dim == 384
     assert not (tmp_path / "embeddings").exists()
+
+
+def test_dimension_read_from_the_folder_is_the_loaded_models():
+    from hublab.embedding.sentence_transformer import SentenceTransformerEmbedder, dim_from_files
+
+    emb = SentenceTransformerEmbedder(device="cpu")
+    assert emb._loaded is None  # built, not loaded
+    model = emb._model
+    getdim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    assert dim_from_files(emb.path) == int(getdim()) == emb.dim == emb.embed(["a"]).shape[1]

@@ -14,17 +14,16 @@ from hublab.embedding.base import Embedder
 
 
 class CachedEmbedder(Embedder):
+    """The inner embedder's vectors, stored by text. The cache file is opened on first use: its name holds the
+    vectors' identity and dimension, which a lazily loaded model (``SentenceTransformerEmbedder``) only knows then,
+    and a pipeline that never embeds should not load the model to name it."""
+
     def __init__(self, inner: Embedder, cache_dir: str | Path) -> None:
         self.inner = inner
         self.name = inner.name
-        self.dim = inner.dim
-        self._vectors_id = inner.vectors_id
-        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in self._vectors_id)
-        path = Path(cache_dir) / "embeddings" / f"{safe}-{inner.dim}.sqlite"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(path), check_same_thread=False, timeout=60)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, vec BLOB)")
+        self._cache_dir = Path(cache_dir)
+        self._vectors_id: str | None = None
+        self._db: sqlite3.Connection | None = None
         self._lock = threading.Lock()
         self.model_calls = 0  # number of texts actually sent to the model (for tests and stats)
         # In-memory layer over the sqlite table (same vectors): retrieval embeds the same question and triple
@@ -33,11 +32,29 @@ class CachedEmbedder(Embedder):
         self.mem_entries = 20000
 
     @property
+    def dim(self) -> int:  # type: ignore[override]
+        return self.inner.dim
+
+    @property
     def vectors_id(self) -> str:
+        if self._vectors_id is None:
+            self._vectors_id = self.inner.vectors_id
         return self._vectors_id
 
+    def _open(self) -> sqlite3.Connection:
+        """The sqlite table (opened once; call with ``self._lock`` held)."""
+        if self._db is None:
+            safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in self.vectors_id)
+            path = self._cache_dir / "embeddings" / f"{safe}-{self.inner.dim}.sqlite"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(str(path), check_same_thread=False, timeout=60)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, vec BLOB)")
+            self._db = db
+        return self._db
+
     def _key(self, text: str) -> str:
-        return hashlib.sha256(f"{self._vectors_id}\x00{text}".encode()).hexdigest()
+        return hashlib.sha256(f"{self.vectors_id}\x00{text}".encode()).hexdigest()
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
@@ -51,7 +68,7 @@ class CachedEmbedder(Embedder):
             for i in range(0, len(todo), 900):
                 chunk = todo[i : i + 900]
                 q = f"SELECT key, vec FROM emb WHERE key IN ({','.join('?' * len(chunk))})"
-                for k, blob in self._db.execute(q, chunk):
+                for k, blob in self._open().execute(q, chunk):
                     found[k] = np.frombuffer(blob, dtype=np.float32)
         missing_keys = [k for k in unique if k not in found]
         if missing_keys:
@@ -59,11 +76,12 @@ class CachedEmbedder(Embedder):
             vecs = self.inner.embed([text_of[k] for k in missing_keys])
             self.model_calls += len(missing_keys)
             with self._lock:
-                self._db.executemany(
+                db = self._open()
+                db.executemany(
                     "INSERT OR REPLACE INTO emb (key, vec) VALUES (?, ?)",
                     [(k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in zip(missing_keys, vecs, strict=True)],
                 )
-                self._db.commit()
+                db.commit()
             for k, v in zip(missing_keys, vecs, strict=True):
                 found[k] = np.asarray(v, dtype=np.float32)
         if len(mem) + len(found) > self.mem_entries:

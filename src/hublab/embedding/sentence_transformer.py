@@ -4,6 +4,7 @@ nothing is fetched from a model hub at run time."""
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
 from functools import lru_cache
 from pathlib import Path
@@ -79,6 +80,28 @@ def model_identity(path: str | Path) -> str:
     return f"st-{_dir_digest(str(root.resolve()), stamp)}"
 
 
+_PLAIN_MODULES = ("Transformer", "Pooling", "Normalize")
+
+
+def dim_from_files(path: str | Path) -> int | None:
+    """A sentence-transformers model's output size read from its folder without loading it (a warm embedding
+    cache then never needs the model): only for a plain Transformer -> Pooling (one mode) [-> Normalize] stack
+    in the classic config form, where the output size is the pooling config's ``word_embedding_dimension``;
+    None for anything else (the caller loads the model and asks it)."""
+    root = Path(path)
+    try:
+        modules = json.loads((root / "modules.json").read_text())
+        kinds = [str(m["type"]).rsplit(".", 1)[-1] for m in modules]
+        if kinds not in (list(_PLAIN_MODULES[:2]), list(_PLAIN_MODULES)):
+            return None
+        pooling = json.loads((root / modules[1]["path"] / "config.json").read_text())
+        modes = [k for k, v in pooling.items() if k.startswith("pooling_mode_") and v is True]
+        dim = pooling.get("word_embedding_dimension")
+        return int(dim) if len(modes) == 1 and isinstance(dim, int) and dim > 0 else None
+    except (OSError, ValueError, KeyError, IndexError, TypeError, AttributeError):
+        return None
+
+
 def resolve_device(device: str | None) -> str:
     if device in (None, "", "auto"):
         import torch
@@ -88,11 +111,17 @@ def resolve_device(device: str | None) -> str:
 
 
 class SentenceTransformerEmbedder(Embedder):
-    """Batched, L2-normalised embeddings. The model is loaded once per process per (path, device)."""
+    """Batched, L2-normalised embeddings. The model is loaded once per process per (path, device), on first use
+    and in the caller's thread: a pipeline that never embeds (BM25) never imports torch, which was 11 of the 18 s of
+    a BM25 ``hublab tune`` process (issue #28). A background loader was tried and reverted: its thread raced the
+    main thread's imports and left tune workers hanging at exit."""
 
     def __init__(self, model: str | None = DEFAULT_MODEL, *, device: str | None = "auto", batch_size: int = 64) -> None:
         self.path = resolve_model_path(model)
-        self.device = resolve_device(device)
+        self._device_option = device
+        self._device: str | None = None
+        self._loaded: object | None = None
+        self._dim: int | None = None
         self.batch_size = batch_size
         self.source = str(model or DEFAULT_MODEL)
         # The bundled model keeps its name (existing caches and indices); any other model is named by content.
@@ -102,15 +131,35 @@ class SentenceTransformerEmbedder(Embedder):
             self.name = str(model)
         else:
             self.name = model_identity(self.path)
-        self._model = self._load()
-        getdim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
-        self.dim = int(getdim())
+
+    @property
+    def device(self) -> str:
+        """The torch device; ``auto`` is resolved on first use (it imports torch)."""
+        if self._device is None:
+            self._device = resolve_device(self._device_option)
+        return self._device
+
+    @property
+    def dim(self) -> int:  # type: ignore[override]
+        if self._dim is None:
+            self._dim = dim_from_files(self.path)
+        if self._dim is None:
+            model = self._model
+            getdim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+            self._dim = int(getdim())
+        return self._dim
 
     @property
     def vectors_id(self) -> str:
         """``<name>@fp64`` for the portable CPU vectors (``embed``), so caches and indices of float32-forward
         vectors are not reused; the model's name on a GPU."""
         return f"{self.name}@fp64" if self.device == "cpu" else self.name
+
+    @property
+    def _model(self):
+        if self._loaded is None:
+            self._loaded = self._load()
+        return self._loaded
 
     def _load(self):
         key = (self.path, self.device)
