@@ -2,6 +2,9 @@
 
     PYTHONPATH=src .venv/bin/python bench/bench_tune_all.py --n-trials 40 --json reports/bench/tune_all.json
 
+With ``--fresh --jobs 2 --report reports/tune/fair/studies.md`` it writes exactly what ``dvc repro tune_all`` writes
+(then ``dvc commit tune_all`` records it), timed.
+
 Runs :func:`hublab.tuning.fair.tune_all` exactly as ``hublab tune-all`` does (same studies in the project's
 Optuna storage, same tuned files: the benchmark *is* the tuning run) and reports wall time per method, trials per
 second and the machine's load. Target (issue #22): all ten methods x 40 trials <= 30 min on 2 cores. A rerun
@@ -24,6 +27,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--fresh", action="store_true", help="restart every study (measure from scratch)")
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--jobs", type=int, default=2, help="studies at once (dvc.yaml: 2)")
+    ap.add_argument("--report", type=Path, default=None, help="the per-method table, as `hublab tune-all --report`")
     args = ap.parse_args()
 
     from hublab.config import settings
@@ -45,15 +50,20 @@ def main() -> None:
         print(f"{o.plan.method}: {o.trials} trials, {o.wall_s:.0f} s", flush=True)
 
     outcomes = tune_all(TuneAllRequest(pipes, n_trials=args.n_trials, seed=args.seed, fresh=args.fresh,
-                                       progress=False), settings=st, on_method=said)
+                                       progress=False, jobs=args.jobs), settings=st, on_method=said)
     total = time.perf_counter() - t0
-    print(markdown(outcomes))
+    table = markdown(outcomes)
+    print(table)
+    if args.report:
+        args.report.parent.mkdir(parents=True, exist_ok=True)
+        args.report.write_text(table)
     print(f"total {total:.0f} s ({total / 60:.1f} min) for {len(outcomes)} methods x {args.n_trials} trials; "
           f"cpus {os.cpu_count()}, load avg before {load0[0]:.1f}, after {os.getloadavg()[0]:.1f}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"n_trials": args.n_trials, "seed": args.seed, "total_s": round(total, 1),
-                                         "cpus": os.cpu_count(), "load_avg_before": load0, "methods": rows},
+                                         "jobs": args.jobs, "cpus": os.cpu_count(), "load_avg_before": load0,
+                                         "methods": rows},
                                         indent=1))
 
 

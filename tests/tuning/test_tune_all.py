@@ -61,10 +61,33 @@ def _study(root: Path, name: str):
     return optuna.load_study(study_name=name, storage=f"sqlite:///{root / 'mlruns/optuna.db'}")
 
 
-@pytest.mark.slow  # loads MiniLM for ToG
-def test_every_method_gets_the_same_budget_and_a_tuned_file(project: Path):
-    res = _run(["pipelines/bm25.yaml", "pipelines/tog_local.yaml", "--n-trials", "2"])
+def _studies(db: Path) -> dict[str, list]:
+    import optuna
+
+    return {name: [(t.number, t.state.name, t.params, t.values) for t in
+                   optuna.load_study(study_name=name, storage=f"sqlite:///{db}").trials]
+            for name in ("fair-bm25_tiny-gv3_orkg", "fair-tog_tiny-gv3_orkg")}
+
+
+def _tuned(out: Path) -> dict[str, dict]:
+    files = {m: yaml.safe_load((out / f"{m}.yaml").read_text()) for m in ("bm25", "tog")}
+    for data in files.values():  # when, where and under which MLflow parent run: the only differences allowed
+        for key in ("date", "mlflow_parent_run", "storage"):
+            data["tuned"].pop(key)
+    return files
+
+
+@pytest.mark.slow  # loads MiniLM for ToG (in two spawned processes too), both methods tuned twice
+def test_every_method_gets_the_same_budget_and_a_tuned_file(project: Path, tmp_path: Path):
+    res = _run(["pipelines/bm25.yaml", "pipelines/tog_local.yaml", "--n-trials", "2", "--jobs", "2"])
     assert res.exit_code == 0, res.output
+    assert res.output.index("bm25:") < res.output.index("| bm25 |") and "| tog |" in res.output
+    # two studies at once, one process each, give the studies and files of one at a time
+    one = _run(["pipelines/bm25.yaml", "pipelines/tog_local.yaml", "--n-trials", "2", "--jobs", "1",
+                "--storage", f"sqlite:///{tmp_path / 'one.db'}", "--out", str(tmp_path / "one")])
+    assert one.exit_code == 0, one.output
+    assert _studies(project / "mlruns/optuna.db") == _studies(tmp_path / "one.db")
+    assert _tuned(project / "pipelines/tuned") == _tuned(tmp_path / "one")
     for method, pipe, default in (("bm25", "bm25_tiny", {"retriever.params.k1": 1.5, "retriever.params.b": 0.75}),
                                   ("tog", "tog_tiny", {"retriever.params.width": 3})):
         study = _study(project, f"fair-{pipe}-gv3_orkg")
@@ -143,3 +166,31 @@ def test_zero_trials_refused_before_any_trial(project: Path):
     assert res.exit_code != 0
     assert "n_trials" in str(res.exception) and "at least 1 trial" in str(res.exception)
     assert not (project / "mlruns/optuna.db").exists()
+
+
+def test_trials_skip_generation_metrics_no_objective_needs(project: Path):
+    """MAP@10 needs no BLEU or ROUGE: the trials' runs compute none (ROUGE was a third of a HubLink trial), while the
+    tuned file keeps the pipeline's own generation metrics for the runs that evaluate it."""
+    from mlflow.tracking import MlflowClient
+
+    from hublab.tuning.runner_eval import needs_generation_metrics, trial_config
+
+    (project / "pipelines/bm25.yaml").write_text(BM25.replace("evaluation: {k: 10}",
+                                                              "evaluation: {k: 10, generation_metrics: [bleu, rouge]}"))
+    res = _run(["pipelines/bm25.yaml", "--n-trials", "2"])
+    assert res.exit_code == 0, res.output
+    client = MlflowClient(f"sqlite:///{project / 'mlruns/mlflow.db'}")
+    exp = client.get_experiment_by_name("tune-fair-bm25_tiny-gv3_orkg")
+    runs = [r for r in client.search_runs([exp.experiment_id]) if "mlflow.parentRunId" in r.data.tags]
+    assert len(runs) == 2
+    for run in runs:
+        assert "map_at_10_triples" in run.data.metrics
+        assert not [m for m in run.data.metrics if m.startswith(("rouge", "bleu"))], sorted(run.data.metrics)
+    tuned = yaml.safe_load((project / "pipelines/tuned/bm25.yaml").read_text())
+    assert tuned["evaluation"]["generation_metrics"] == ["bleu", "rouge"]
+    # an objective that may be a generation metric keeps them (as does a study with one among several)
+    cfg = {"evaluation": {"k": 10, "generation_metrics": ["rouge"]}}
+    assert trial_config(cfg, ["rouge_L"]) == cfg and trial_config(cfg, ["runtime", "bleu"]) == cfg
+    assert trial_config(cfg, ["map_at_10_triples", "runtime"])["evaluation"]["generation_metrics"] == []
+    assert not needs_generation_metrics(["hit_at_5_entities"], 5)
+    assert needs_generation_metrics(["hit_at_5_entities"], 10)  # not a retrieval metric name at k = 10

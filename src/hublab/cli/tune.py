@@ -83,6 +83,8 @@ def tune_all_cmd(
     fresh: bool = typer.Option(False, "--fresh", help="Delete each study first (default: resume it)."),
     limit: int | None = typer.Option(None, "--limit", help="Only the first N questions per trial (smoke tests)."),
     report: Path | None = typer.Option(None, "--report", help="Also write the per-method table (Markdown) here."),
+    jobs: int = typer.Option(1, "--jobs", min=1, help="Studies at once, one process each (same results as 1; "
+                             "dvc.yaml uses 2 for 2 cores)."),
     progress: bool = typer.Option(True, "--progress/--no-progress"),
 ) -> None:
     """Tune every LLM-free method with the same Optuna budget (TPE, MAP@10 at the output bound, reduced GV1) and
@@ -107,7 +109,8 @@ def tune_all_cmd(
                   f"{round(o.best_value or 0.0, 4)}; wrote {o.tuned_file}", markup=False, highlight=False)
 
     outcomes = tune_all(TuneAllRequest(chosen, n_trials=n_trials, seed=seed, dataset=dataset, bound=bound,
-                                       out_dir=out, storage=storage, fresh=fresh, limit=limit, progress=progress),
+                                       out_dir=out, storage=storage, fresh=fresh, limit=limit, progress=progress,
+                                       jobs=jobs),
                         settings=st, on_method=said)
     table = markdown(outcomes)
     con.print(table, markup=False, highlight=False)

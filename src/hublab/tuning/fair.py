@@ -14,7 +14,7 @@ study and only runs the trials still missing (``--fresh`` restarts them).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -70,6 +70,7 @@ class TuneAllRequest:
     progress: bool = True
     reports_dir: Path | None = None  # per-study outputs (default reports/tune/fair)
     graph: str | None = None
+    jobs: int = 1  # studies run at once, each in its own process (tune_all)
     outcomes: list[MethodOutcome] = field(default_factory=list)
 
 
@@ -182,54 +183,85 @@ def write_tuned(plan: MethodPlan, best_params: dict[str, Any], meta: dict[str, A
 
 def tune_all(req: TuneAllRequest, *, settings: Settings | None = None, evaluator: Any = None,
              on_method: Any = None) -> list[MethodOutcome]:
-    """Tune every pipeline with the same budget; write one tuned file per method; return what happened."""
+    """Tune every pipeline with the same budget; write one tuned file per method; return what happened (in the
+    order of ``req.pipelines``, whatever order the studies finish in).
+
+    ``req.jobs`` > 1 runs that many studies at once, each in its own process (spawned: a forked copy of a
+    process with threads can hang). A study's trials stay sequential and seeded, so every study, tuned file and
+    score is the one a single job gives; only the trials' durations grow with the sharing. Most of a trial is
+    single-threaded Python, so two studies keep both of CI's 2 cores busy. A custom ``evaluator`` (tests) runs
+    in this process, one study after another."""
     from hublab.config import settings as load_settings
-    from hublab.tuning.orchestrate import TuneRequest, run_tune
 
     st = settings or load_settings()
     plans = plan_methods(req.pipelines, n_trials=req.n_trials, bound=req.bound)
+    jobs = min(max(1, req.jobs), len(plans))
+    if jobs == 1 or evaluator is not None:
+        outcomes = []
+        for plan in plans:
+            outcomes.append(_tune_method(plan, req, st, evaluator))
+            if on_method is not None:
+                on_method(outcomes[-1])
+        return outcomes
+    import multiprocessing
+    from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+
+    quiet = replace(req, progress=False, outcomes=[])  # one process's progress bar, not several interleaved
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(_tune_method, plan, quiet, st, None): i for i, plan in enumerate(plans)}
+        pending = set(futures)
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_EXCEPTION)
+            for fut in sorted(done, key=futures.__getitem__):
+                if fut.exception() is not None:
+                    for other in pending:
+                        other.cancel()  # studies not started yet; running ones finish (their trials are saved)
+                    raise fut.exception()  # type: ignore[misc]
+                if on_method is not None:
+                    on_method(fut.result())
+    return [fut.result() for fut in sorted(futures, key=futures.__getitem__)]
+
+
+def _tune_method(plan: MethodPlan, req: TuneAllRequest, st: Settings, evaluator: Any) -> MethodOutcome:
+    """One method's study (run or resumed) and its tuned file."""
+    from hublab.tuning.orchestrate import TuneRequest, run_tune
+
     out_dir = req.out_dir or (st.root / "pipelines" / "tuned")
     reports = req.reports_dir or (st.root / "reports" / "tune" / STUDY_PREFIX)
-    outcomes: list[MethodOutcome] = []
-    for plan in plans:
-        name = study_name(plan, req.dataset)
-        t0 = time.perf_counter()
-        outcome = run_tune(TuneRequest(
-            pipeline=plan.pipeline, study=name, mode="tpe", dataset=req.dataset, graph=req.graph,
-            storage=req.storage, n_trials=req.n_trials, objectives=[OBJECTIVE], limit=req.limit, seed=req.seed,
-            carbon=False, output_dir=reports / plan.name, progress=req.progress, fresh=req.fresh,
-            base_overrides=plan.base_overrides, enqueue_base=True, prune=False,
-            trial_artifacts=False), settings=st,
-            evaluator=evaluator)
-        res = outcome.result
-        # the study's own time (its trials' durations within the budget): a resumed study keeps what it cost
-        wall = _trials_s(res.study, req.n_trials) or (time.perf_counter() - t0)
-        trials = within_budget(res, req.n_trials)
-        best = best_within(trials)
-        if best is None:
-            raise InputError(f"study {name}: no trial finished; see the MLflow experiment tune-{name}",
-                             file=str(plan.pipeline))
-        values = [float(t["values"][0]) for t in trials]
-        default = _default_value(res)
-        best_value = float(best["values"][0])
-        # ties keep the default: a tuned file only differs from the default when a trial scored higher
-        best_params = best["params"] if default is None or round(best_value, 10) > round(default, 10) else {}
-        meta = {"study": name, "storage": _portable_storage(outcome.spec.storage, st.root),
-                "sampler": f"TPE (seed {req.seed})", "n_trials": req.n_trials, "trials_finished": len(values),
-                "objective": OBJECTIVE, "dataset": req.dataset, "bound": req.bound,
-                "date": datetime.now(UTC).isoformat(timespec="seconds"),
-                "default_pipeline": _rel(plan.pipeline, st.root),
-                "default_value": None if default is None else round(default, 4),
-                "best_value": round(best_value, 4), "best_trial": int(best["number"]),
-                "flat": len({round(v, 6) for v in values}) <= 1,
-                "mlflow_experiment": outcome.experiment, "mlflow_parent_run": outcome.parent_run_id,
-                "params": {k: v for k, v in sorted(best_params.items())}}
-        target = write_tuned(plan, best_params, meta, out_dir)
-        done = MethodOutcome(plan, name, target, default, best_value, best_params, len(values), wall, meta["flat"])
-        outcomes.append(done)
-        if on_method is not None:
-            on_method(done)
-    return outcomes
+    name = study_name(plan, req.dataset)
+    t0 = time.perf_counter()
+    outcome = run_tune(TuneRequest(
+        pipeline=plan.pipeline, study=name, mode="tpe", dataset=req.dataset, graph=req.graph,
+        storage=req.storage, n_trials=req.n_trials, objectives=[OBJECTIVE], limit=req.limit, seed=req.seed,
+        carbon=False, output_dir=reports / plan.name, progress=req.progress, fresh=req.fresh,
+        base_overrides=plan.base_overrides, enqueue_base=True, prune=False,
+        trial_artifacts=False), settings=st,
+        evaluator=evaluator)
+    res = outcome.result
+    # the study's own time (its trials' durations within the budget): a resumed study keeps what it cost
+    wall = _trials_s(res.study, req.n_trials) or (time.perf_counter() - t0)
+    trials = within_budget(res, req.n_trials)
+    best = best_within(trials)
+    if best is None:
+        raise InputError(f"study {name}: no trial finished; see the MLflow experiment tune-{name}",
+                         file=str(plan.pipeline))
+    values = [float(t["values"][0]) for t in trials]
+    default = _default_value(res)
+    best_value = float(best["values"][0])
+    # ties keep the default: a tuned file only differs from the default when a trial scored higher
+    best_params = best["params"] if default is None or round(best_value, 10) > round(default, 10) else {}
+    meta = {"study": name, "storage": _portable_storage(outcome.spec.storage, st.root),
+            "sampler": f"TPE (seed {req.seed})", "n_trials": req.n_trials, "trials_finished": len(values),
+            "objective": OBJECTIVE, "dataset": req.dataset, "bound": req.bound,
+            "date": datetime.now(UTC).isoformat(timespec="seconds"),
+            "default_pipeline": _rel(plan.pipeline, st.root),
+            "default_value": None if default is None else round(default, 4),
+            "best_value": round(best_value, 4), "best_trial": int(best["number"]),
+            "flat": len({round(v, 6) for v in values}) <= 1,
+            "mlflow_experiment": outcome.experiment, "mlflow_parent_run": outcome.parent_run_id,
+            "params": {k: v for k, v in sorted(best_params.items())}}
+    target = write_tuned(plan, best_params, meta, out_dir)
+    return MethodOutcome(plan, name, target, default, best_value, best_params, len(values), wall, meta["flat"])
 
 
 def _trials_s(study: Any, n_trials: int) -> float:

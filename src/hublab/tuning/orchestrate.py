@@ -245,7 +245,7 @@ def run_tune(req: TuneRequest, *, settings: Settings | None = None, evaluator: E
         "factors": ",".join(f.path for f in space.factors)}, on_recovered=lambda: recovered.append(True))
     evaluator = evaluator or runner_evaluator(graph, req.dataset, limit=req.limit, experiment=experiment,
                                               settings=st, objective=objectives[0], track_carbon=req.carbon,
-                                              log_artifacts=req.trial_artifacts)
+                                              log_artifacts=req.trial_artifacts, objectives=objectives)
     parent: list[str] = []
     opened: list[optuna.Study] = []
 

@@ -9,14 +9,43 @@ study's parent. :func:`_detach_foreign_run` makes such a trial start a new run u
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from hublab.config import Settings
+from hublab.evaluation import names
 from hublab.pipeline.config import PipelineConfig
 from hublab.tuning.study import RECALL, TrialRequest
+
+#: Objectives a trial's retrieval records give without any generation metric (a study over only these skips them).
+_NON_GENERATION = frozenset({names.RUNTIME, names.LLM_TOKENS, names.TRIPLES_PER_QUESTION, names.N_QUESTIONS,
+                             names.N_ERRORS})
+
+
+def needs_generation_metrics(objectives: Sequence[str], k: int) -> bool:
+    """Whether any objective may come from the generation metrics (BLEU, ROUGE, BERTScore, RAGAS): anything but
+    the thesis retrieval metrics at the pipeline's k and the run's own counts."""
+    return any(o not in _NON_GENERATION and o not in names.retrieval_names(k) for o in objectives)
+
+
+def trial_config(config: dict[str, Any], objectives: Sequence[str]) -> dict[str, Any]:
+    """The configuration a trial runs: the study's, without generation metrics when no objective needs them.
+    They were a third of a HubLink trial on reduced GV1 (ROUGE with stemming over 20-triple answers, ~0.1 s a
+    question) and selected nothing; the chosen configuration keeps them (the tuned file is written from the
+    pipeline, not from this), and its evaluation runs compute them."""
+    evaluation = dict(config.get("evaluation") or {})
+    if not evaluation.get("generation_metrics") or needs_generation_metrics(objectives,
+                                                                             int(evaluation.get("k", names.K))):
+        return config
+    evaluation["generation_metrics"] = []
+    return {**config, "evaluation": evaluation}
 
 
 def runner_evaluator(graph: str, dataset: str, *, limit: int | None, experiment: str, settings: Settings,
                      prune_every: int = 10, objective: str = RECALL, track_carbon: bool = True,
-                     log_artifacts: bool = True):
+                     log_artifacts: bool = True, objectives: Sequence[str] | None = None):
+    """``objectives``: every objective of the study (default: ``objective`` alone), so that a trial computes the
+    generation metrics only where one of them may need them."""
     from functools import partial
 
     from hublab.experiment.request import RunRequest
@@ -27,8 +56,10 @@ def runner_evaluator(graph: str, dataset: str, *, limit: int | None, experiment:
                         experiment=experiment, progress=False, track_carbon=track_carbon, trace=False,
                         log_artifacts=log_artifacts)
 
+    wanted = list(objectives or [objective])
+
     def evaluate(req: TrialRequest) -> dict[str, float]:
-        cfg = PipelineConfig.from_dict(req.config, source=f"trial {req.name}")
+        cfg = PipelineConfig.from_dict(trial_config(req.config, wanted), source=f"trial {req.name}")
         run = study_run(cfg=cfg, run_name=req.name, parent_run_id=req.parent_run_id,
                         nested=req.parent_run_id is not None)
         if req.parent_run_id is not None:
