@@ -204,14 +204,14 @@ def tune_all(req: TuneAllRequest, *, settings: Settings | None = None, evaluator
                 on_method(outcomes[-1])
         return outcomes
     import multiprocessing
-    from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     quiet = replace(req, progress=False, outcomes=[])  # one process's progress bar, not several interleaved
     with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = {pool.submit(_tune_method, plan, quiet, st, None): i for i, plan in enumerate(plans)}
         pending = set(futures)
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_EXCEPTION)
+        while pending:  # each study is reported when it ends (FIRST_EXCEPTION would wait for all of them)
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
             for fut in sorted(done, key=futures.__getitem__):
                 if fut.exception() is not None:
                     for other in pending:
