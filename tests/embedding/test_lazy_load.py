@@ -42,8 +42,12 @@ named = build_embedder({}, cache_dir=cache).name  # a BM25 pipeline's resources:
 after_build = sorted(m for m in ("torch", "sentence_transformers") if m in sys.modules)
 emb = build_embedder({"device": "cpu"}, cache_dir=cache)
 vectors = emb.embed(json.loads(sys.argv[2]))
+after_embed = sorted(m for m in ("torch", "sentence_transformers") if m in sys.modules)
+from hublab.embedding.sentence_transformer import _cpu_only_torch, resolve_device
+auto = resolve_device("auto")
 print(json.dumps({"named": named, "after_build": after_build, "dim": emb.dim, "vectors": vectors.tolist(),
-                  "after_embed": sorted(m for m in ("torch", "sentence_transformers") if m in sys.modules)}))
+                  "after_embed": after_embed, "auto": auto, "cpu_only_torch": _cpu_only_torch(),
+                  "after_auto": sorted(m for m in ("torch", "sentence_transformers") if m in sys.modules)}))
 """
 
 
@@ -58,6 +62,8 @@ def test_building_an_embedder_loads_nothing_and_a_warm_cache_needs_no_model(tmp_
     assert got["named"] == "all-MiniLM-L6-v2" and got["after_build"] == []
     assert got["dim"] == 384 and got["after_embed"] == []  # neither torch nor the model were needed
     assert np.array_equal(np.asarray(got["vectors"], dtype=np.float32), expected)
+    if got["cpu_only_torch"]:  # a CPU-only torch build (what setup.sh installs): `auto` is cpu without torch
+        assert got["auto"] == "cpu" and got["after_auto"] == []
 
 
 def _model_dir(tmp_path: Path, kinds: list[str], pooling: dict) -> Path:

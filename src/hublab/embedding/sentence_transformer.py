@@ -102,8 +102,22 @@ def dim_from_files(path: str | Path) -> int | None:
         return None
 
 
+def _cpu_only_torch() -> bool:
+    """Whether the installed torch is a CPU-only build (its version ends in ``+cpu``, as the wheels HubLab installs
+    first): such a build never has CUDA, so ``auto`` is ``cpu`` without importing torch (~3.6 s on 2 cores, which a
+    run answering from a warm embedding cache otherwise pays just to name its cache)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("torch").endswith("+cpu")
+    except PackageNotFoundError:
+        return False
+
+
 def resolve_device(device: str | None) -> str:
     if device in (None, "", "auto"):
+        if _cpu_only_torch():
+            return "cpu"
         import torch
 
         return "cuda" if torch.cuda.is_available() else "cpu"
