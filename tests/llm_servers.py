@@ -3,6 +3,8 @@
 - ``llama_server`` (session fixture): ``python -m llama_cpp.server`` with the bundled gemma-3-270m GGUF, so the
   HTTP backend is exercised against a real implementation of the API, not a mock. Skips when llama-cpp-python
   or the GGUF package is not installed (fails under ``CI=true``).
+- ``ModelsServer``: ``GET /v1/models`` listing given models (401 to a wrong bearer token when started with a key),
+  counting requests and recording their headers: what the LLM preflight asks an endpoint.
 - ``FaultServer`` / ``fault_server`` fixture: a small stdlib server that misbehaves on purpose (HTTP 500, hang,
   malformed JSON, 400 for an unsupported parameter) and records every request, so retries, parameter drops and
   time bounds can be asserted on the wire.
@@ -23,6 +25,42 @@ from real_parts import need_module
 
 MODES = ("ok", "500", "hang", "malformed", "reject_param", "bad_request")
 UNSUPPORTED_TEMPERATURE = "Unsupported parameter: 'temperature' is not supported with this model."
+
+
+class ModelsServer:
+    """A real OpenAI-compatible ``GET /v1/models`` on 127.0.0.1 listing ``models``; with ``key`` set it answers
+    401 to any other bearer token, as a server started with an API key does. Counts requests and records each
+    one's headers (lower-cased names)."""
+
+    def __init__(self, models: list[str], key: str | None = None) -> None:
+        owner = self
+        self.requests = 0
+        self.headers: list[dict[str, str]] = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_GET(self):  # noqa: N802
+                owner.requests += 1
+                owner.headers.append({k.lower(): v for k, v in self.headers.items()})
+                ok = key is None or self.headers.get("Authorization") == f"Bearer {key}"
+                body = {"object": "list", "data": [{"id": m, "object": "model"} for m in models]} if ok else \
+                    {"error": {"message": "invalid api key", "type": "invalid_request_error"}}
+                raw = json.dumps(body).encode()
+                self.send_response(200 if ok else 401)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
 
 
 def closed_port_url() -> str:

@@ -4,16 +4,14 @@ prints the run's token and cost estimate from the thesis's figure for the method
 
 from __future__ import annotations
 
-import json
 import shutil
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 import yaml
 
+from llm_servers import ModelsServer
 from local_procs import free_port
 
 REPO = Path(__file__).resolve().parents[2]
@@ -41,39 +39,6 @@ def hublab(*args: str) -> tuple[int, str, str, float]:
 def run_args(shared: Path, pipeline: str, *extra: str) -> list[str]:
     return ["run", f"pipelines/{pipeline}.yaml", "--graph", "gv1", "--dataset",
             str(shared / "data/kgqa/reduced_deep_distributed.csv"), "--no-carbon", *extra]
-
-
-class ModelsServer:
-    """A real OpenAI-compatible ``GET /v1/models`` on 127.0.0.1 listing ``models``; with ``key`` set it answers
-    401 to any other bearer token, as a server started with an API key does."""
-
-    def __init__(self, models: list[str], key: str | None = None) -> None:
-        owner = self
-        self.requests = 0
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *a):
-                pass
-
-            def do_GET(self):  # noqa: N802
-                owner.requests += 1
-                ok = key is None or self.headers.get("Authorization") == f"Bearer {key}"
-                body = {"object": "list", "data": [{"id": m, "object": "model"} for m in models]} if ok else \
-                    {"error": {"message": "invalid api key", "type": "invalid_request_error"}}
-                raw = json.dumps(body).encode()
-                self.send_response(200 if ok else 401)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 @pytest.fixture()

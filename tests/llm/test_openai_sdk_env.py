@@ -5,16 +5,13 @@
 
 from __future__ import annotations
 
-import json
 import shutil
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 import yaml
 
-from llm_servers import closed_port_url
+from llm_servers import ModelsServer, closed_port_url
 
 REPO = Path(__file__).resolve().parents[2]
 SDK_VARS = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID")
@@ -34,35 +31,6 @@ def project(tmp_path, shared, monkeypatch) -> Path:
     shared_params_project(tmp_path, shared, monkeypatch)
     shutil.copytree(REPO / "pipelines", tmp_path / "pipelines")
     return tmp_path
-
-
-class ModelsRecorder:
-    """``GET /v1/models`` on 127.0.0.1 listing one model, recording each request's headers."""
-
-    def __init__(self) -> None:
-        owner = self
-        self.headers: list[dict[str, str]] = []
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *a):
-                pass
-
-            def do_GET(self):  # noqa: N802
-                owner.headers.append({k.lower(): v for k, v in self.headers.items()})
-                raw = json.dumps({"object": "list", "data": [{"id": "gpt-4o-mini", "object": "model"}]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 def test_openai_base_url_fills_a_null_base_url_and_explicit_values_win(monkeypatch):
@@ -96,7 +64,7 @@ def test_the_preflight_checks_openai_base_url_with_the_sdk_headers(project, monk
     from hublab.pipeline.config import load_pipeline
     from hublab.preflight import check_llm, llm_endpoints
 
-    srv = ModelsRecorder()
+    srv = ModelsServer(["gpt-4o-mini"])
     try:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
         monkeypatch.setenv("OPENAI_API_KEY", KEY)
