@@ -84,9 +84,30 @@ def _uses_module_fixture(item) -> bool:
                if name in item.fixturenames)
 
 
+def _cpu_seconds() -> float:
+    import resource
+
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+_CPU_AT_START = pytest.StashKey[float]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    item.stash[_CPU_AT_START] = _cpu_seconds()
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    """Under ``CI=true`` a skipped test that needs llama.cpp is a failure (``real_parts``), however it skipped."""
+    """Under ``CI=true`` a skipped test that needs llama.cpp is a failure (``real_parts``), however it skipped; the
+    teardown report carries the test's CPU seconds."""
+    if call.when == "teardown" and _CPU_AT_START in item.stash:
+        # each test's CPU seconds (the worker's own and those of the subprocesses it waited for) as the ``cpu_s``
+        # property in .cache/junit.xml: beside the wall time it tells a test that works from one that waits (the
+        # suite runs more workers than cores, so wall times include waiting for a core)
+        item.user_properties.append(("cpu_s", round(_cpu_seconds() - item.stash[_CPU_AT_START], 1)))
     outcome = yield
     rep = outcome.get_result()
     if CI and rep.skipped and item.get_closest_marker("llama") and not hasattr(rep, "wasxfail"):
