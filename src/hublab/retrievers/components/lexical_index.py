@@ -14,18 +14,22 @@ from pydantic import Field
 from hublab.retrievers.base import Resources, RetrievalResult, Retriever
 from hublab.retrievers.components.question_text import content_tokens
 from hublab.retrievers.components.results import assemble
+from hublab.retrievers.components.unit_text import DEFAULT_CONTEXT, DEFAULT_TRIPLE_TEXT, TripleText, UnitContext
 from hublab.retrievers.components.units import Unit, answer_types, node_units, triple_units
 
 tokenize = content_tokens
 
 
-def resolve_units(resources: Resources, kind: str, *, add_rel: bool, types: list[str] | None) -> list[Unit]:
-    """``auto`` = node documents on a graph that answers with nodes (STaRK SKB), triple strings on ORKG."""
+def resolve_units(resources: Resources, kind: str, *, add_rel: bool, types: list[str] | None,
+                  triple_text: str = DEFAULT_TRIPLE_TEXT, context: str = DEFAULT_CONTEXT) -> list[Unit]:
+    """``auto`` = node documents on a graph that answers with nodes (STaRK SKB), triples on ORKG; written as
+    ``triple_text`` and ``context`` say (:mod:`~hublab.retrievers.components.unit_text`)."""
+    g = resources.graph
     if kind == "auto":
-        kind = "nodes" if resources.graph.answers_with_nodes else "triples"
+        kind = "nodes" if g.answers_with_nodes else "triples"
     if kind == "nodes":
-        return node_units(resources.graph, types=types, add_rel=add_rel)
-    return triple_units(resources.graph.triples())
+        return node_units(g, types=types, add_rel=add_rel, context=context)
+    return triple_units(g.triples(), graph=g, triple_text=triple_text, context=context)
 
 
 #: rank-bm25's Okapi defaults (Robertson & Zaragoza's usual k1 in [1.2, 2.0], b = 0.75)
@@ -88,6 +92,8 @@ class LexicalRetriever(Retriever):
         n_results: contexts returned per question.
         k1: BM25 term-frequency saturation (rank-bm25 default 1.5).
         b: BM25 document-length normalisation, 0 (none) to 1 (full); default 0.75.
+        triple_text: how a triple unit is written: ``ids`` (the canonical string) or ``labels``.
+        context: ``paper`` appends the title of the paper a unit belongs to; ``none`` nothing.
     """
 
     def __init__(
@@ -100,6 +106,8 @@ class LexicalRetriever(Retriever):
         n_results: Annotated[int, Field(ge=1)] = 20,
         k1: Annotated[float, Field(ge=0.0)] = DEFAULT_K1,
         b: Annotated[float, Field(ge=0.0, le=1.0)] = DEFAULT_B,
+        triple_text: TripleText = DEFAULT_TRIPLE_TEXT,
+        context: UnitContext = DEFAULT_CONTEXT,
     ) -> None:
         super().__init__(resources)
         self.k1, self.b = float(k1), float(b)
@@ -107,13 +115,15 @@ class LexicalRetriever(Retriever):
         self.add_rel = add_rel
         self.types = answer_types(resources.graph, candidate_types)
         self.n_results = int(n_results)
+        self.triple_text, self.context = triple_text, context
         self._units: list[Unit] | None = None
         self._bm25: BM25Index | None = None
 
     @property
     def units(self) -> list[Unit]:
         if self._units is None:
-            self._units = resolve_units(self.resources, self.kind, add_rel=self.add_rel, types=self.types)
+            self._units = resolve_units(self.resources, self.kind, add_rel=self.add_rel, types=self.types,
+                                        triple_text=self.triple_text, context=self.context)
         return self._units
 
     @property

@@ -15,6 +15,13 @@ from typing import Any
 from hublab.graph.base import PAPER_TYPE, KnowledgeGraph
 from hublab.graph.model import Knowledge, Triple
 from hublab.retrievers.base import Context
+from hublab.retrievers.components.unit_text import (
+    DEFAULT_CONTEXT,
+    DEFAULT_TRIPLE_TEXT,
+    PaperOf,
+    unit_text,
+    with_context,
+)
 
 
 @dataclass
@@ -48,16 +55,19 @@ def answer_types(graph: KnowledgeGraph, explicit: list[str] | None) -> list[str]
 
 
 # ---------------------------------------------------------------- triples
-def triple_units(triples: Iterable[Triple]) -> list[Unit]:
-    """One unit per distinct triple string (graph order)."""
+def triple_units(triples: Iterable[Triple], *, graph: KnowledgeGraph | None = None,
+                 triple_text: str = DEFAULT_TRIPLE_TEXT, context: str = DEFAULT_CONTEXT) -> list[Unit]:
+    """One unit per distinct triple string (graph order); its text is the representation asked for
+    (:mod:`~hublab.retrievers.components.unit_text`; ``graph`` finds a triple's paper for ``context: paper``)."""
+    papers = PaperOf(graph) if graph is not None and context != "none" else None
     seen: set[str] = set()
     out: list[Unit] = []
     for t in triples:
-        text = t.render()
-        if text in seen:
+        key = t.render()
+        if key in seen:
             continue
-        seen.add(text)
-        out.append(Unit(text, text, t))
+        seen.add(key)
+        out.append(Unit(key, unit_text(t, triple_text, context, papers), t))
     return out
 
 
@@ -124,8 +134,11 @@ def paper_triple_units(
     *,
     max_depth: int = 10,
     max_in_degree: int = 25,
+    triple_text: str = DEFAULT_TRIPLE_TEXT,
+    context: str = DEFAULT_CONTEXT,
 ) -> list[Unit]:
-    """DiFaR's corpus: every triple of every paper subgraph, deduplicated by (triple text, paper)."""
+    """DiFaR's corpus: every triple of every paper subgraph, deduplicated by (triple string, paper); a unit's text
+    is the representation asked for, its context the paper whose subgraph holds it."""
     stop = set(root_ids)
     units: list[Unit] = []
     seen: set[str] = set()
@@ -136,7 +149,8 @@ def paper_triple_units(
             if key in seen:
                 continue
             seen.add(key)
-            units.append(Unit(key, text, t, meta={"paper_id": paper.uid, "paper_title": paper.text}))
+            units.append(Unit(key, unit_text(t, triple_text, context, None, paper), t,
+                              meta={"paper_id": paper.uid, "paper_title": paper.text}))
     return units
 
 
@@ -162,8 +176,11 @@ def node_units(
     types: list[str] | None = None,
     add_rel: bool = True,
     skip_literals: bool = True,
+    context: str = DEFAULT_CONTEXT,
 ) -> list[Unit]:
-    """One unit per candidate node (optionally restricted to node types, STaRK's candidate set)."""
+    """One unit per candidate node (optionally restricted to node types, STaRK's candidate set); ``context:
+    paper`` appends the title of the paper the node belongs to."""
+    papers = PaperOf(graph) if context != "none" else None
     if types:
         ents: dict[str, Knowledge] = {}
         for ty in types:
@@ -176,7 +193,10 @@ def node_units(
     for e in pool:
         if skip_literals and e.is_literal and not graph.answers_with_nodes:
             continue
-        out.append(Unit(e.uid, node_document(graph, e, add_rel=add_rel), node_id=e.uid, meta={"label": e.text}))
+        text = node_document(graph, e, add_rel=add_rel)
+        if papers is not None:
+            text = with_context(text, context, papers.node(e.uid))
+        out.append(Unit(e.uid, text, node_id=e.uid, meta={"label": e.text}))
     return out
 
 

@@ -11,6 +11,7 @@ from hublab.retrievers.components.dense_index import DenseIndex
 from hublab.retrievers.components.fusion import rrf
 from hublab.retrievers.components.lexical_index import LexicalRetriever
 from hublab.retrievers.components.results import empty
+from hublab.retrievers.components.unit_text import text_tag
 
 
 class HybridRetriever(LexicalRetriever):
@@ -22,7 +23,8 @@ class HybridRetriever(LexicalRetriever):
         distance_metric: ``cosine``, ``l2`` or ``ip`` for the dense ranking.
         fusion_weights: RRF weights ``[lexical, dense]`` (None = equal); the same weighted RRF as HubLink's
             LLM-free output ranking (``components.fusion.rrf``).
-        **params: the lexical parameters (``units``, ``add_rel``, ``candidate_types``, ``n_results``).
+        **params: the lexical parameters (``units``, ``add_rel``, ``candidate_types``, ``n_results``, ``k1``,
+            ``b``, ``triple_text``, ``context``): both rankings read the same unit texts.
     """
 
     default_pipeline = "hybrid.yaml"
@@ -49,7 +51,8 @@ class HybridRetriever(LexicalRetriever):
     @property
     def dense(self) -> DenseIndex:
         if self._dense is None:
-            self._dense = DenseIndex(self.resources, self.units, prefix="hybrid", metric=self.metric)
+            prefix = "_".join(p for p in ("hybrid", text_tag(self.triple_text, self.context)) if p)
+            self._dense = DenseIndex(self.resources, self.units, prefix=prefix, metric=self.metric)
         return self._dense
 
     def index(self, *, progress: bool = True) -> dict[str, Any]:

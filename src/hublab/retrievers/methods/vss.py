@@ -2,8 +2,9 @@
 
 ``units: nodes`` embeds each candidate node's document (label + relations, STaRK ``get_doc_info(add_rel)``);
 ``units: triples`` embeds every triple string of the graph; ``both`` fuses the two rankings by reciprocal
-rank. On an ORKG graph node hits are expanded to their triples (triple-based metrics); on a STaRK SKB the
-contexts are the nodes themselves (``metadata["node_id"]``).
+rank. ``triple_text`` and ``context`` choose how a unit is written (ids or labels, with the owning paper's title
+or not: :mod:`~hublab.retrievers.components.unit_text`). On an ORKG graph node hits are expanded to their
+triples (triple-based metrics); on a STaRK SKB the contexts are the nodes themselves (``metadata["node_id"]``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,13 @@ from pydantic import Field
 from hublab.retrievers.base import Resources, RetrievalResult, Retriever
 from hublab.retrievers.components.dense_index import DenseIndex
 from hublab.retrievers.components.results import assemble, empty
+from hublab.retrievers.components.unit_text import (
+    DEFAULT_CONTEXT,
+    DEFAULT_TRIPLE_TEXT,
+    TripleText,
+    UnitContext,
+    text_tag,
+)
 from hublab.retrievers.components.units import Unit, answer_types, node_units, triple_units
 
 
@@ -27,6 +35,8 @@ class VSSRetriever(Retriever):
         candidate_types: node types to rank (default: the graph's candidate set).
         n_results: contexts returned per question.
         distance_metric: ``cosine``, ``l2`` or ``ip``.
+        triple_text: how a triple unit is written: ``ids`` (the canonical string) or ``labels``.
+        context: ``paper`` appends the title of the paper a unit (triple or node) belongs to; ``none`` nothing.
     """
 
     default_pipeline = "vss.yaml"
@@ -41,6 +51,8 @@ class VSSRetriever(Retriever):
         candidate_types: list[str] | None = None,
         n_results: Annotated[int, Field(ge=1)] = 20,
         distance_metric: Literal["cosine", "l2", "ip"] = "cosine",
+        triple_text: TripleText = DEFAULT_TRIPLE_TEXT,
+        context: UnitContext = DEFAULT_CONTEXT,
     ) -> None:
         super().__init__(resources)
         self.kind = units
@@ -48,21 +60,30 @@ class VSSRetriever(Retriever):
         self.types = answer_types(resources.graph, candidate_types)
         self.n_results = int(n_results)
         self.metric = distance_metric
+        self.triple_text, self.context = triple_text, context
         self._indexes: dict[str, DenseIndex] | None = None
 
     def _units(self) -> dict[str, list[Unit]]:
         out: dict[str, list[Unit]] = {}
         if self.kind in ("nodes", "both"):
-            out["nodes"] = node_units(self.resources.graph, types=self.types, add_rel=self.add_rel)
+            out["nodes"] = node_units(self.resources.graph, types=self.types, add_rel=self.add_rel,
+                                      context=self.context)
         if self.kind in ("triples", "both"):
-            out["triples"] = triple_units(self.resources.graph.triples())
+            g = self.resources.graph
+            out["triples"] = triple_units(g.triples(), graph=g, triple_text=self.triple_text, context=self.context)
         return out
 
     def indexes(self) -> dict[str, DenseIndex]:
         if self._indexes is None:
-            self._indexes = {k: DenseIndex(self.resources, us, prefix=f"vss_{k}", metric=self.metric)
+            self._indexes = {k: DenseIndex(self.resources, us, prefix=self._prefix(k), metric=self.metric)
                              for k, us in self._units().items()}
         return self._indexes
+
+    def _prefix(self, kind: str) -> str:
+        """``vss_<kind>`` for the default texts (the existing collections' names), plus the representation's tag
+        otherwise (node documents have no triple text: only their context tags them)."""
+        form = self.triple_text if kind == "triples" else DEFAULT_TRIPLE_TEXT
+        return "_".join(p for p in (f"vss_{kind}", text_tag(form, self.context)) if p)
 
     def index(self, *, progress: bool = True) -> dict[str, Any]:
         return {k: ix.build(progress=progress) for k, ix in self.indexes().items()}

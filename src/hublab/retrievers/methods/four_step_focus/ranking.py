@@ -9,6 +9,7 @@ from hublab.graph.model import Triple
 from hublab.llm.base import llm_free
 from hublab.retrievers.base import Context
 from hublab.retrievers.components.llm_json import ask_text
+from hublab.retrievers.components.unit_text import PaperOf, unit_text
 from hublab.retrievers.components.units import node_document, node_result_contexts
 from hublab.retrievers.methods.four_step_focus.plan import _FLOAT_RE, RERANK_PROMPT, Trace
 
@@ -63,8 +64,11 @@ class Ranking:
         for x in texts:
             t = support[x]
             tails.append(f"{t.predicate} {(t.object if t.object.uid in cands else t.subject).text}")
+        if self._papers is None and self.context != "none":
+            self._papers = PaperOf(g)
+        matched = [unit_text(support[x], self.triple_text, self.context, self._papers) for x in texts]
         sims = (
-            self.nodes.similarities(question, texts)
+            self.nodes.similarities(question, matched)
             + self.nodes.similarities(rest, tails)
             + np.asarray([self.relation_bonus if support[x].predicate in relations else 0.0 for x in texts])
         )

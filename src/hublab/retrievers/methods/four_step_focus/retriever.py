@@ -25,6 +25,13 @@ from hublab.retrievers.components.dense_index import DenseIndex
 from hublab.retrievers.components.llm_json import ask_json
 from hublab.retrievers.components.question_text import STOPWORDS, quoted_spans
 from hublab.retrievers.components.results import empty
+from hublab.retrievers.components.unit_text import (
+    DEFAULT_CONTEXT,
+    DEFAULT_TRIPLE_TEXT,
+    PaperOf,
+    TripleText,
+    UnitContext,
+)
 from hublab.retrievers.components.units import answer_types, node_result_contexts, node_units
 from hublab.retrievers.methods.four_step_focus.plan import (
     _CAPS_RE,
@@ -60,6 +67,9 @@ class FourStepFocusRetriever(Ranking, Retriever):
         distance_metric: ``cosine``, ``l2`` or ``ip``.
         relation_bonus: score bonus for triples on the planned relation (ORKG triple ranking).
         max_hops: hops from a candidate to the triples that support it (ORKG).
+        triple_text: how a supporting triple is written when it is ranked against the question (ORKG): ``ids``
+            (the canonical string) or ``labels``.
+        context: ``paper`` appends the title of the paper a supporting triple belongs to; ``none`` nothing.
     """
 
     uses_llm = True
@@ -85,6 +95,8 @@ class FourStepFocusRetriever(Ranking, Retriever):
         distance_metric: Literal["cosine", "l2", "ip"] = "cosine",
         relation_bonus: Annotated[float, Field(ge=0.0)] = 0.5,
         max_hops: Annotated[int, Field(ge=1)] = 2,
+        triple_text: TripleText = DEFAULT_TRIPLE_TEXT,
+        context: UnitContext = DEFAULT_CONTEXT,
     ) -> None:
         super().__init__(resources)
         self.k_max = int(k_max)
@@ -103,6 +115,8 @@ class FourStepFocusRetriever(Ranking, Retriever):
         self.metric = distance_metric
         self.relation_bonus = relation_bonus
         self.max_hops = int(max_hops)
+        self.triple_text, self.context = triple_text, context
+        self._papers: PaperOf | None = None
         self.skb = resources.graph.answers_with_nodes
         self._nodes: DenseIndex | None = None
         self._linker: Linker | None = None
