@@ -14,7 +14,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
+#: One OpenMP thread per process, for the workers and every process they start (set before anything imports torch;
+#: children inherit it). The suite runs 3 workers and their subprocesses on CI's 2 cores, and torch's default of one
+#: thread per core then spins on busy cores: measured here, three processes embedding 400 texts each with MiniLM took
+#: 20-39 s with 2 threads each, 6.4 s with 1. Results do not depend on it (canonical batches, float64:
+#: tests/experiment/test_determinism.py and tests/portability/ set their own thread counts). Overridable.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
+
+import pytest  # noqa: E402 - after the thread setting above
 
 from hublab.env import apply_offline_defaults
 from hublink_fixtures import hublink_gv3_small  # noqa: F401 - the indexed 10-paper GV3 subgraph

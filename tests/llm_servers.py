@@ -71,8 +71,15 @@ def closed_port_url() -> str:
 # ---------------------------------------------------------------------------------------------- llama.cpp server
 
 
+#: llama.cpp threads of every model the suite runs (the session server and the embedded backend). One: beside the
+#: suite's other busy processes, llama.cpp's workers spin for a core they do not get. Measured here with two busy
+#: processes on the 2 cores: a 1,297-token prompt took 76 s with 2 threads, 12.6 s with 1 (8.9 s and 12.6 s idle).
+TEST_LLAMA_THREADS = 1
+
+
 @contextlib.contextmanager
-def llama_cpp_server(*, n_ctx: int = 1024, n_threads: int = 2, startup_timeout_s: float = 90.0) -> Iterator[str]:
+def llama_cpp_server(*, n_ctx: int = 1024, n_threads: int = TEST_LLAMA_THREADS,
+                     startup_timeout_s: float = 90.0) -> Iterator[str]:
     """The library's ``serve_llamacpp`` (bundled GGUF, 127.0.0.1), skipping the test when llama-cpp-python or the
     GGUF package is not installed (failing it under ``CI=true``, ``real_parts``)."""
     need_module("llama_cpp.server", "llama-cpp-python[server]")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from hublab.evaluation.generation import GenerationEvaluator
+from llm_servers import TEST_LLAMA_THREADS
 from real_parts import need_module
 
 ROW = {"question": "In which venue was the paper 'X' published?",
@@ -27,7 +28,8 @@ def test_instruction_following_judge_with_embedded_llm():
     need_module("llama_cpp")
     from hublab.llm.factory import build_llm
 
-    ev = GenerationEvaluator(["instruction_following"], llm=build_llm({"backend": "llamacpp", "cache": False}))
+    ev = GenerationEvaluator(["instruction_following"], llm=build_llm({"backend": "llamacpp", "cache": False,
+                                                                           "n_threads": TEST_LLAMA_THREADS}))
     out = ev.evaluate([ROW])[0]
     assert out["instruction_following"] in (0.0, 1.0) and not ev.skipped
 

@@ -88,16 +88,17 @@ TEXTS = ["Which papers use the evaluation method Case Study?", "Which papers use
 def test_a_texts_vector_does_not_depend_on_its_batch_partners_or_threads(embedder):
     import torch
 
-    alone = {t: embedder.embed([t])[0] for t in TEXTS}
-    together = embedder.embed(TEXTS + TEXTS[::-1] + ["x"] * 20)
-    for i, t in enumerate(TEXTS):
-        assert np.array_equal(together[i], alone[t]), t
     n = torch.get_num_threads()
-    try:
+    try:  # two threads against one, set here: the suite itself runs torch single-threaded (tests/conftest.py)
+        torch.set_num_threads(2)
+        alone = {t: embedder.embed([t])[0] for t in TEXTS}
+        together = embedder.embed(TEXTS + TEXTS[::-1] + ["x"] * 20)
         torch.set_num_threads(1)
         single = embedder.embed(TEXTS[::-1])[::-1]
     finally:
         torch.set_num_threads(n)
+    for i, t in enumerate(TEXTS):
+        assert np.array_equal(together[i], alone[t]), t
     assert all(np.array_equal(single[i], alone[t]) for i, t in enumerate(TEXTS))
 
 

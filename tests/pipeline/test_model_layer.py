@@ -13,6 +13,7 @@ from hublab.embedding.factory import build_embedder
 from hublab.errors import HubLabError, InputError
 from hublab.llm.factory import build_llm
 from hublab.vectorstore.factory import build_vector_store
+from llm_servers import TEST_LLAMA_THREADS
 from real_parts import need_module
 
 
@@ -127,7 +128,7 @@ def test_llm_free_backend():
 @pytest.mark.llama
 def test_embedded_llamacpp_grammar_json(tmp_path):
     need_module("llama_cpp")
-    llm = build_llm({"backend": "llamacpp", "cache": False})
+    llm = build_llm({"backend": "llamacpp", "cache": False, "n_threads": TEST_LLAMA_THREADS})
     r = llm.complete("Is Paris in France? Reply as JSON.", json_schema=SCHEMA, max_tokens=80)
     assert r.error is None and isinstance(r.data["answer"], str) and r.prompt_tokens > 0
 

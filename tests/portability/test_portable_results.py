@@ -32,7 +32,9 @@ pytestmark = pytest.mark.slow  # fresh processes, MiniLM, whole runs: the full t
 
 
 def _probe(tmp: Path, extra: dict[str, str], mode: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "OPENBLAS_CORETYPE")}
+    # the suite's single-thread setting (tests/conftest.py) is dropped too: the baseline runs torch's default threads
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "OPENBLAS_CORETYPE", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
     env.update(extra)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
     tmp.mkdir(parents=True, exist_ok=True)

@@ -16,6 +16,7 @@ from hublab.retrievers.base import Resources, RetrievalResult
 from hublab.retrievers.methods.hublink.hubs import HubDetector, all_hub_roots, hub_paths
 from hublab.retrievers.methods.hublink.search import Hub, HubSearch, PathHit, hub_score, prune_hubs
 from hublab.retrievers.registry import get_retriever_class
+from llm_servers import TEST_LLAMA_THREADS
 from real_parts import need_module
 
 
@@ -123,7 +124,8 @@ def test_embedded_llamacpp_end_to_end_one_question(embedder, tmp_path):
     from hublab.llm.llamacpp import LlamaCppLLM
 
     budget = 48  # `llm.max_tokens`: every call's completion capped (test speed)
-    llm = LlamaCppLLM(model="gemma3-270m", temperature=0.0, max_tokens=budget)  # `backend: llamacpp` defaults
+    llm = LlamaCppLLM(model="gemma3-270m", temperature=0.0, max_tokens=budget,  # `backend: llamacpp` defaults
+                      n_threads=TEST_LLAMA_THREADS)
     graph = _graph()
     res = Resources(graph=graph, root_entity_ids=["R659055"], embedder=embedder, llm=llm,
                     vector_store=make_vector_store(tmp_path / "hl.db"),
