@@ -8,6 +8,7 @@ the cases."""
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import os
 import shutil
@@ -426,12 +427,12 @@ def test_an_interrupted_index_build_is_resumed_or_refused_never_searched(two_pap
     assert state["complete"] is True and idx.is_built()
     interrupted = {"collection": state["collection"], "hubs": {}, "unsettled": sorted(state["hubs"]),
                    "complete": False}
-    auto = r.auto_index
+    auto = r.config
     try:
         idx.manifest_path.write_text(json.dumps(interrupted))
         assert not idx.is_built()
         assert "incomplete" in idx.build_state() and f"{len(state['hubs'])} unsettled" in idx.build_state()
-        r.auto_index = False
+        r.config = dataclasses.replace(auto, auto_index=False)
         with pytest.raises(HubLabError, match="incomplete.*hublab index"):
             r.ensure_ready()
         with pytest.raises(HubLabError):
@@ -440,14 +441,14 @@ def test_an_interrupted_index_build_is_resumed_or_refused_never_searched(two_pap
         idx.manifest_path.write_text(json.dumps({**state, "hubs": dict(list(state["hubs"].items())[:3]),
                                                  "complete": False}))
         assert not idx.is_built()
-        r.auto_index = True
+        r.config = dataclasses.replace(auto, auto_index=True)
         idx.manifest_path.write_text(json.dumps(interrupted))
         r.ensure_ready()  # resumes: the unsettled hubs are indexed again
         assert idx.is_built()
         assert json.loads(idx.manifest_path.read_text())["hubs"] == state["hubs"]
         assert r.retrieve("Which papers use a case study?").contexts
     finally:
-        r.auto_index = auto
+        r.config = auto
         idx.manifest_path.write_text(good)
 
 

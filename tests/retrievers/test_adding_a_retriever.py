@@ -4,7 +4,9 @@ plugin, it passes the same checks as the built-in methods."""
 from __future__ import annotations
 
 import re
+import sys
 import types
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -12,15 +14,18 @@ from test_contract import QUESTION, tiny_graph
 
 from hublab.errors import InputError
 from hublab.retrievers import registry
-from hublab.retrievers.base import Resources
+from hublab.retrievers.base import Resources, RetrievalResult, Retriever
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "adding-a-retriever.md"
 
 
 def _example_module() -> types.ModuleType:
+    """The doc's example as a plugin module (in ``sys.modules``, as an imported plugin file is: its parameter
+    dataclass's annotations resolve in it)."""
     code = re.search(r"```python\n(.*?)```", DOC.read_text(), re.S).group(1)
-    assert 30 <= len(code.strip().splitlines()) <= 45, "the example is meant to be about 40 lines"
+    assert 30 <= len(code.strip().splitlines()) <= 50, "the example is meant to be about 40 lines"
     mod = types.ModuleType("label_overlap_example")
+    sys.modules[mod.__name__] = mod
     exec(compile(code, str(DOC), "exec"), mod.__dict__)  # noqa: S102 - our own documentation
     return mod
 
@@ -30,6 +35,8 @@ def test_documented_example_is_a_working_method():
     cls = registry.register("label_overlap_doc")(mod.LabelOverlapRetriever)
     try:
         assert "label_overlap_doc" in registry.available()
+        assert {k: d for k, (_t, d) in cls.declared_params().items()} == {
+            "n_results": 20, "min_overlap": 1, "max_output_triples": None}
         res = Resources(graph=tiny_graph())
         with pytest.raises(InputError, match="retriever.params.n_result"):
             registry.build_retriever("label_overlap_doc", res, {"n_result": 3}, source="label_overlap.yaml")
@@ -47,7 +54,7 @@ def test_documented_example_joins_the_default_comparison(tmp_path: Path):
     """The example's class names ``label_overlap.yaml`` as its default pipeline: with that file (the doc's YAML)
     in ``pipelines/`` next to the shipped ones, it is in ``hublab report compare``'s and ``hublab tune-all``'s
     default list, among the IR baselines, and nothing else about the list changes."""
-    from hublab.experiment.fair_compare import entries
+    from hublab.experiment.comparison.default_vs_tuned import entries
 
     root = Path(__file__).resolve().parents[2]
     shipped = registry.default_pipelines(root)
@@ -70,3 +77,35 @@ def test_documented_example_joins_the_default_comparison(tmp_path: Path):
             ("default", "pipelines/label_overlap.yaml", {"n_results": 20, "min_overlap": 1})]
     finally:
         registry._PLUGINS.pop("label_overlap", None)
+
+
+def test_a_plugin_declaring_keyword_only_init_parameters_is_refused_at_registration():
+    """The old way of declaring parameters (keyword-only ``__init__`` arguments) is not read: a class that still
+    does is refused by name, not registered with silently no parameters."""
+
+    class OldStyle(Retriever):
+        def __init__(self, resources: Resources, *, n_results: int = 20, **params) -> None:
+            super().__init__(resources, **params)
+
+        def _retrieve(self, question, topic_entity_id, topic_entity_value) -> RetrievalResult:
+            return RetrievalResult()
+
+    with pytest.raises(TypeError, match=r"OldStyle.*keyword-only.*\['n_results'\].*params_type"):
+        registry.register("old_style")(OldStyle)
+    assert "old_style" not in registry.available()
+    with pytest.raises(TypeError, match="params_type"):
+        OldStyle.declared_params()
+
+
+def test_a_subclass_params_type_must_keep_its_parents_parameters():
+    from hublab.retrievers.methods.tog import ToGRetriever
+
+    @dataclass(frozen=True)
+    class Unrelated:
+        width: int = 3
+
+    class Narrowed(ToGRetriever):
+        params_type = Unrelated
+
+    with pytest.raises(TypeError, match="Narrowed.params_type .*must subclass"):
+        Narrowed.declared_params()

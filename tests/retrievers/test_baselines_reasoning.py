@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -353,4 +353,4 @@ def test_pipeline_yaml_builds(name, variant, gv3, embedder):
     assert (cfg.llm["backend"] == "none") == (variant == "_local")
     llm = NoneLLM() if variant else OracleLLM()
     retriever = _build(name, gv3, embedder, llm, **cfg.retriever_params)
-    assert retriever.params.items() >= cfg.retriever_params.items()
+    assert asdict(retriever.config).items() >= cfg.retriever_params.items()  # the retriever's one copy

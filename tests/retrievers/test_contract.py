@@ -79,7 +79,9 @@ def test_registry_finds_every_method_file():
 @pytest.mark.parametrize("name", METHODS)
 def test_class_documents_its_parameters(name):
     cls = get_retriever_class(name)
-    doc = " ".join(k.__doc__ or "" for k in cls.__mro__)
+    assert cls.params_type is not None, f"{cls.__name__} declares no params_type"
+    # the parameters are documented where they are declared: the params_type dataclass and the ones it inherits
+    doc = " ".join(k.__doc__ or "" for k in (*cls.__mro__, *cls.params_type.__mro__))
     assert "Args" in doc, f"{cls.__name__} has no Args section"
     own = {k for k in cls.declared_params() if k not in cls.COMMON_PARAMS}
     missing = [k for k in own if k not in doc]

@@ -90,24 +90,61 @@ def _checkable(tp: Any) -> Any:
 
 
 def _dataclass_params(params_type: type | None) -> dict[str, tuple[Any, Any]]:
-    """``{name: (type, default)}`` of a method's parameter dataclass (:attr:`Retriever.params_type`)."""
+    """``{name: (type, default)}`` of a method's parameter dataclass (:attr:`Retriever.params_type`), a class's own
+    fields before those it inherits (a method's own parameters first, then the shared ones of its base dataclass)."""
     if params_type is None:
         return {}
-    hints = typing.get_type_hints(params_type, include_extras=True)
+    try:
+        hints = typing.get_type_hints(params_type, include_extras=True)
+    except Exception:  # noqa: BLE001 - an unresolvable annotation is checked as Any
+        hints = {}
+    fields = {f.name: f for f in dataclasses.fields(params_type)}
+    own_first = [name for klass in params_type.__mro__ for name in vars(klass).get("__annotations__", {})
+                 if name in fields]
     out: dict[str, tuple[Any, Any]] = {}
-    for f in dataclasses.fields(params_type):
+    for name in dict.fromkeys([*own_first, *fields]):
+        f = fields[name]
         default = f.default if f.default is not dataclasses.MISSING else ...
-        out[f.name] = (_checkable(hints.get(f.name, Any)), default)
+        out[name] = (_checkable(hints.get(name, Any)), default)
     return out
+
+
+def check_params_declaration(cls: type[Retriever]) -> None:
+    """Refuse a method whose parameters would silently not exist: keyword-only ``__init__`` arguments (the old way of
+    declaring parameters; they are not read) or a ``params_type`` that drops its parent class's parameters.
+
+    Raises TypeError naming the class; called when a method is registered or looked up, and by
+    :meth:`Retriever.declared_params`."""
+    params_type = cls.params_type
+    if params_type is not None and not dataclasses.is_dataclass(params_type):
+        raise TypeError(f"{cls.__qualname__}.params_type must be a dataclass, not {params_type!r}")
+    for klass in cls.__mro__:
+        if klass is Retriever or not issubclass(klass, Retriever):
+            continue
+        parent_type = vars(klass).get("params_type")
+        if parent_type is not None and params_type is not None and not issubclass(params_type, parent_type):
+            raise TypeError(f"{cls.__qualname__}.params_type ({params_type.__qualname__}) must subclass "
+                            f"{klass.__qualname__}'s ({parent_type.__qualname__}), whose parameters it inherits")
+        init = vars(klass).get("__init__")
+        if init is None:
+            continue
+        keyword_only = [p.name for p in inspect.signature(init).parameters.values() if p.kind is p.KEYWORD_ONLY]
+        if keyword_only:
+            raise TypeError(f"{klass.__qualname__}.__init__ declares keyword-only parameters {keyword_only}, which "
+                            f"are not read as parameters of {cls.__qualname__}: declare them as a `params_type` "
+                            "dataclass (fields with types, ranges and defaults; docs/adding-a-retriever.md), and take "
+                            "`**params` in __init__")
 
 
 class Retriever(ABC):
     """A KGQA retriever. Must return the triples it used (thesis §7.1.4), ranked best first.
 
-    A method declares its parameters as keyword-only arguments of ``__init__`` (types, defaults and ranges
-    via ``Annotated[..., pydantic.Field(...)]``); :meth:`validate_params` checks a pipeline's
-    ``retriever.params`` against them before anything runs. A method implements :meth:`_retrieve`; the
-    common preamble (empty question, output bound) lives in :meth:`retrieve`.
+    A method declares its parameters as a dataclass, its :attr:`params_type` (fields with types, defaults, ranges
+    via ``Annotated[..., pydantic.Field(...)]`` and choices via ``Literal``; parameters shared by a family of
+    methods live in a base dataclass the method's dataclass inherits from); :meth:`validate_params` checks a
+    pipeline's ``retriever.params`` against them before anything runs, and ``__init__`` builds the one copy the
+    retriever reads, :attr:`config`. A method implements :meth:`_retrieve`; the common preamble (empty question,
+    output bound) lives in :meth:`retrieve`.
     """
 
     name: ClassVar[str] = "retriever"
@@ -131,38 +168,28 @@ class Retriever(ABC):
     COMMON_PARAMS: ClassVar[dict[str, tuple[Any, Any]]] = {
         "max_output_triples": (Annotated[int, pydantic.Field(ge=1)] | None, None),
     }
-    #: A method with many parameters declares them as a dataclass (fields: types with ranges via ``Annotated``,
-    #: defaults) instead of keyword-only ``__init__`` arguments; its ``__init__`` takes ``**params`` and builds it.
+    #: The method's parameters: a dataclass (fields: types with ranges via ``Annotated``, ``Literal`` choices,
+    #: defaults), subclassing the parent method's ``params_type`` where the parent has one. None: no parameters
+    #: besides :attr:`COMMON_PARAMS`.
     params_type: ClassVar[type | None] = None
+    #: The validated parameters, an instance of :attr:`params_type` (None without one): the retriever's only copy.
+    config: Any = None
     max_output_triples: int | None = None
 
     def __init__(self, resources: Resources, **params: Any) -> None:
         self.resources = resources
-        self.params = params
+        if self.params_type is not None:
+            self.config = self.params_type(**params)
+        elif params:
+            raise TypeError(f"{type(self).__qualname__} declares no parameters (no params_type); got {sorted(params)}")
 
     # ------------------------------------------------------------ parameters
     @classmethod
     def declared_params(cls) -> dict[str, tuple[Any, Any]]:
-        """``{name: (type, default)}`` of every keyword-only ``__init__`` parameter along the class chain
-        (a subclass that forwards ``**params`` to its parent inherits the parent's parameters)."""
-        out: dict[str, tuple[Any, Any]] = {}
-        for klass in cls.__mro__:
-            if klass is Retriever or not issubclass(klass, Retriever) or "__init__" not in vars(klass):
-                continue
-            init = vars(klass)["__init__"]
-            try:
-                hints = typing.get_type_hints(init, include_extras=True)
-            except Exception:  # noqa: BLE001 - an unresolvable annotation is checked as Any
-                hints = {}
-            for name, spec in _dataclass_params(vars(klass).get("params_type")).items():
-                out.setdefault(name, spec)
-            sig = inspect.signature(init)
-            for p in sig.parameters.values():
-                if p.kind is p.KEYWORD_ONLY and p.name not in out:
-                    default = ... if p.default is p.empty else p.default
-                    out[p.name] = (_checkable(hints.get(p.name, Any)), default)
-            if not any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
-                break
+        """``{name: (type, default)}`` of the fields of :attr:`params_type` (along the class chain: a method's
+        dataclass inherits its parent's), plus the :attr:`COMMON_PARAMS` the method does not declare itself."""
+        check_params_declaration(cls)
+        out = _dataclass_params(cls.params_type)
         for key, spec in cls.COMMON_PARAMS.items():
             out.setdefault(key, spec)
         return out
@@ -180,9 +207,7 @@ class Retriever(ABC):
 
     @classmethod
     def _declares(cls, key: str) -> bool:
-        return any(key in inspect.signature(vars(k)["__init__"]).parameters
-                   or key in _dataclass_params(vars(k).get("params_type"))
-                   for k in cls.__mro__ if k is not Retriever and "__init__" in vars(k))
+        return cls.params_type is not None and key in {f.name for f in dataclasses.fields(cls.params_type)}
 
     @classmethod
     def validate_params(cls, params: dict[str, Any], *, source: str | None = None) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from typing import Any
 
 from hublab.errors import InputError
 from hublab.retrievers import methods
-from hublab.retrievers.base import Resources, Retriever
+from hublab.retrievers.base import Resources, Retriever, check_params_declaration
 
 _CACHE: dict[str, type[Retriever]] = {}
 _PLUGINS: dict[str, type[Retriever]] = {}
@@ -26,9 +26,13 @@ _PLUGINS: dict[str, type[Retriever]] = {}
 
 def register(name: str):
     """Register a method defined *outside* this package (a plugin, a test double) under ``name``.
-    Methods inside ``retrievers/methods/`` need no registration: their file is it."""
+    Methods inside ``retrievers/methods/`` need no registration: their file is it.
+
+    Raises TypeError where the class declares its parameters other than as a ``params_type`` dataclass (keyword-only
+    ``__init__`` arguments), which would otherwise silently not be parameters."""
 
     def deco(cls: type[Retriever]) -> type[Retriever]:
+        check_params_declaration(cls)
         cls.name = name
         _PLUGINS[name] = cls
         return cls
@@ -60,6 +64,7 @@ def get_retriever_class(name: str) -> type[Retriever]:
     if len(found) != 1:
         raise TypeError(f"{mod.__name__} must define exactly one concrete Retriever, found {found}")
     cls = found[0]
+    check_params_declaration(cls)
     cls.name = name
     _CACHE[name] = cls
     return cls

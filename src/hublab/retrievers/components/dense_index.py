@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -18,6 +18,9 @@ from hublab.retrievers.base import Resources
 from hublab.retrievers.components.units import Unit, content_hash
 from hublab.scores import as64, dot_scores, round_scores
 from hublab.vectorstore.base import metric_name
+
+#: The ``distance_metric`` parameter of the dense methods (VSS, hybrid, DiFaR, 4StepFocus).
+DistanceMetric = Literal["cosine", "l2", "ip"]
 
 log = logging.getLogger(__name__)
 

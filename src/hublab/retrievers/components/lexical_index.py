@@ -6,7 +6,8 @@ down-weights them, but question words dominate short triple texts.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import Field
@@ -14,7 +15,7 @@ from pydantic import Field
 from hublab.retrievers.base import Resources, RetrievalResult, Retriever
 from hublab.retrievers.components.question_text import content_tokens
 from hublab.retrievers.components.results import assemble
-from hublab.retrievers.components.unit_text import DEFAULT_CONTEXT, DEFAULT_TRIPLE_TEXT, TripleText, UnitContext
+from hublab.retrievers.components.unit_text import DEFAULT_CONTEXT, DEFAULT_TRIPLE_TEXT, UnitTextParams
 from hublab.retrievers.components.units import Unit, answer_types, node_units, triple_units
 
 tokenize = content_tokens
@@ -82,8 +83,10 @@ class BM25Index:
         return [(self.units[int(i)], float(scores[i])) for i in order if scores[i] > 0]
 
 
-class LexicalRetriever(Retriever):
-    """Shared corpus and BM25 index of the lexical methods.
+@dataclass(frozen=True)
+class LexicalParams(UnitTextParams):
+    """The parameters of the lexical methods (``bm25``; ``hybrid`` adds its own), plus ``triple_text`` and ``context``
+    (:class:`~hublab.retrievers.components.unit_text.UnitTextParams`).
 
     Args:
         units: ``auto`` (nodes on a STaRK SKB, triples on ORKG), ``nodes`` or ``triples``.
@@ -92,49 +95,44 @@ class LexicalRetriever(Retriever):
         n_results: contexts returned per question.
         k1: BM25 term-frequency saturation (rank-bm25 default 1.5).
         b: BM25 document-length normalisation, 0 (none) to 1 (full); default 0.75.
-        triple_text: how a triple unit is written: ``ids`` (the canonical string) or ``labels``.
-        context: ``paper`` appends the title of the paper a unit belongs to; ``none`` nothing.
     """
 
-    def __init__(
-        self,
-        resources: Resources,
-        *,
-        units: Literal["auto", "nodes", "triples"] = "auto",
-        add_rel: bool = True,
-        candidate_types: list[str] | None = None,
-        n_results: Annotated[int, Field(ge=1)] = 20,
-        k1: Annotated[float, Field(ge=0.0)] = DEFAULT_K1,
-        b: Annotated[float, Field(ge=0.0, le=1.0)] = DEFAULT_B,
-        triple_text: TripleText = DEFAULT_TRIPLE_TEXT,
-        context: UnitContext = DEFAULT_CONTEXT,
-    ) -> None:
-        super().__init__(resources)
-        self.k1, self.b = float(k1), float(b)
-        self.kind = units
-        self.add_rel = add_rel
-        self.types = answer_types(resources.graph, candidate_types)
-        self.n_results = int(n_results)
-        self.triple_text, self.context = triple_text, context
+    units: Literal["auto", "nodes", "triples"] = "auto"
+    add_rel: bool = True
+    candidate_types: list[str] | None = None
+    n_results: Annotated[int, Field(ge=1)] = 20
+    k1: Annotated[float, Field(ge=0.0)] = DEFAULT_K1
+    b: Annotated[float, Field(ge=0.0, le=1.0)] = DEFAULT_B
+
+
+class LexicalRetriever(Retriever):
+    """Shared corpus and BM25 index of the lexical methods; parameters: :class:`LexicalParams`."""
+
+    params_type = LexicalParams
+
+    def __init__(self, resources: Resources, **params: Any) -> None:
+        super().__init__(resources, **params)
+        self.types = answer_types(resources.graph, self.config.candidate_types)
         self._units: list[Unit] | None = None
         self._bm25: BM25Index | None = None
 
     @property
     def units(self) -> list[Unit]:
         if self._units is None:
-            self._units = resolve_units(self.resources, self.kind, add_rel=self.add_rel, types=self.types,
-                                        triple_text=self.triple_text, context=self.context)
+            c = self.config
+            self._units = resolve_units(self.resources, c.units, add_rel=c.add_rel, types=self.types,
+                                        triple_text=c.triple_text, context=c.context)
         return self._units
 
     @property
     def bm25(self) -> BM25Index:
         if self._bm25 is None:
-            self._bm25 = BM25Index(self.units, k1=self.k1, b=self.b)
+            self._bm25 = BM25Index(self.units, k1=float(self.config.k1), b=float(self.config.b))
         return self._bm25
 
     def _result(self, ranked: list[tuple[Unit, float]], what: str) -> RetrievalResult:
         group = "nodes" if ranked and ranked[0][0].triple is None else "triples"
-        contexts = assemble(self.resources.graph, {group: ranked}, self.n_results,
+        contexts = assemble(self.resources.graph, {group: ranked}, self.config.n_results,
                             nodes_out=self.resources.graph.answers_with_nodes)
         return RetrievalResult(contexts=contexts, reason=None if contexts else f"{what} matched nothing")
 

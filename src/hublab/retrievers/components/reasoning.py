@@ -3,7 +3,8 @@ view, per-question budget, topic resolution, and the never-raise wrapper around 
 
 from __future__ import annotations
 
-from typing import Annotated
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
@@ -14,10 +15,11 @@ from hublab.retrievers.components.graph_walk import Budget, EntityIndex, GraphVi
 from hublab.retrievers.components.scoring import TextScorer, require_embedder
 
 
-class ReasoningRetriever(Retriever):
-    """Base for the four baselines: resources, graph view, budget, topic resolution, never-raise wrapper.
+@dataclass(frozen=True)
+class ReasoningParams:
+    """The parameters FiDeLiS, MindMap, ToG and StructGPT share; each method's ``params_type`` inherits them.
 
-    Args (shared by FiDeLiS, MindMap, ToG, StructGPT):
+    Args:
         bidirectional: walk edges in both directions (the thesis's SQA adaptation for ORKG).
         max_neighbours: cap on the edges read around one node (0 = no cap).
         max_seconds: wall-clock budget per question.
@@ -26,38 +28,50 @@ class ReasoningRetriever(Retriever):
         seed: for any sampling step.
     """
 
-    needs_embedder_when_llm_free = True
+    bidirectional: bool = True
+    max_neighbours: Annotated[int, Field(ge=0)] = 500
+    max_seconds: Annotated[float, Field(gt=0)] = 120.0
+    max_expansions: Annotated[int, Field(ge=1)] = 5000
+    generate_answer: bool = True
+    seed: int = 0
 
-    def __init__(
-        self,
-        resources: Resources,
-        *,
-        bidirectional: bool = True,
-        max_neighbours: Annotated[int, Field(ge=0)] = 500,
-        max_seconds: Annotated[float, Field(gt=0)] = 120.0,
-        max_expansions: Annotated[int, Field(ge=1)] = 5000,
-        generate_answer: bool = True,
-        seed: int = 0,
-    ) -> None:
-        super().__init__(resources)
-        self.params = {
-            "bidirectional": bidirectional, "max_neighbours": max_neighbours, "max_seconds": max_seconds,
-            "max_expansions": max_expansions, "generate_answer": generate_answer, "seed": seed,
-        }
-        self.view = GraphView(resources.graph, bidirectional=bidirectional, max_neighbours=max_neighbours)
+
+@dataclass(frozen=True)
+class ContextCapParams(ReasoningParams):
+    """The shared reasoning parameters plus the output cap of the methods that collect triples along their search
+    (FiDeLiS, ToG, StructGPT).
+
+    Args:
+        max_contexts: cap on returned triples (None = every triple the search kept).
+    """
+
+    max_contexts: Annotated[int, Field(ge=1)] | None = None
+
+
+class ReasoningRetriever(Retriever):
+    """Base for the four baselines: resources, graph view, budget, topic resolution, never-raise wrapper;
+    parameters: :class:`ReasoningParams` (a method's own dataclass subclasses it)."""
+
+    needs_embedder_when_llm_free = True
+    #: Why the method needs an embedder even with an LLM (None: only its LLM-free mode does).
+    embedder_use: ClassVar[str | None] = None
+    params_type = ReasoningParams
+
+    def __init__(self, resources: Resources, **params: Any) -> None:
+        super().__init__(resources, **params)
+        c = self.config
+        self.view = GraphView(resources.graph, bidirectional=c.bidirectional, max_neighbours=c.max_neighbours)
         self.llm = resources.llm
         self.llm_free = llm_free(resources.llm)
-        self.max_seconds = max_seconds
-        self.max_expansions = max_expansions
-        self.generate_answer = generate_answer
-        self.seed = seed
         self.scorer = TextScorer(resources.embedder) if resources.embedder is not None else None
         if self.llm_free and self.needs_embedder_when_llm_free and self.scorer is None:
             require_embedder(None, self.name, "its LLM-free mode scores by embedding similarity")
+        if self.embedder_use is not None:
+            require_embedder(resources.embedder, self.name, self.embedder_use)
         self._entity_index: EntityIndex | None = None
 
     def new_budget(self) -> Budget:
-        return Budget(max_seconds=self.max_seconds, max_expansions=self.max_expansions)
+        return Budget(max_seconds=self.config.max_seconds, max_expansions=self.config.max_expansions)
 
     def entity_index(self) -> EntityIndex:
         if self._entity_index is None:

@@ -20,6 +20,7 @@ two representations never share (or thrash) one stored index.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 from hublab.graph.base import KnowledgeGraph
@@ -29,6 +30,20 @@ TripleText = Literal["ids", "labels"]
 UnitContext = Literal["none", "paper"]
 DEFAULT_TRIPLE_TEXT: TripleText = "ids"
 DEFAULT_CONTEXT: UnitContext = "none"
+
+
+@dataclass(frozen=True)
+class UnitTextParams:
+    """The representation parameters every unit-based method inherits into its ``params_type``.
+
+    Args:
+        triple_text: how a triple unit is written: ``ids`` (the canonical ``(R1:label, predicate, R2:label)``, the
+            thesis reference implementation's) or ``labels`` (``label | predicate | label``).
+        context: ``paper`` appends the title of the paper a unit belongs to; ``none`` nothing.
+    """
+
+    triple_text: TripleText = DEFAULT_TRIPLE_TEXT
+    context: UnitContext = DEFAULT_CONTEXT
 
 
 def triple_text(t: Triple, form: str = DEFAULT_TRIPLE_TEXT) -> str:

@@ -12,8 +12,8 @@ from hublab.retrievers.components.results import empty
 class BM25Retriever(LexicalRetriever):
     """Okapi BM25 (rank-bm25) ranking; not in the thesis, a lexical reference point.
 
-    Args: see :class:`~hublab.retrievers.components.lexical_index.LexicalRetriever` (``units``, ``add_rel``,
-    ``candidate_types``, ``n_results``).
+    Parameters: :class:`~hublab.retrievers.components.lexical_index.LexicalParams` (``units``, ``add_rel``,
+    ``candidate_types``, ``n_results``, ``k1``, ``b``, ``triple_text``, ``context``).
     """
 
     default_pipeline = "bm25.yaml"
@@ -27,5 +27,6 @@ class BM25Retriever(LexicalRetriever):
             return empty("question has no searchable terms")
         if not self.units:
             return empty("no units to search")
-        k = self.n_results if self.resources.graph.answers_with_nodes else max(self.n_results, 50)
+        n = self.config.n_results
+        k = n if self.resources.graph.answers_with_nodes else max(n, 50)
         return self._result(self.bm25.search(question, k), "BM25")

@@ -8,25 +8,23 @@ The answer is written by the pipeline's generation pipe, not here.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 from pydantic import Field
 
 from hublab.retrievers.base import Resources, RetrievalResult, Retriever
-from hublab.retrievers.components.dense_index import DenseIndex
+from hublab.retrievers.components.dense_index import DenseIndex, DistanceMetric
 from hublab.retrievers.components.results import empty
-from hublab.retrievers.components.unit_text import (
-    DEFAULT_CONTEXT,
-    DEFAULT_TRIPLE_TEXT,
-    TripleText,
-    UnitContext,
-    text_tag,
-)
+from hublab.retrievers.components.unit_text import UnitTextParams, text_tag
 from hublab.retrievers.components.units import paper_triple_units, triple_units
 
 
-class DiFaRRetriever(Retriever):
-    """DiFaR (thesis §7.4.2).
+@dataclass(frozen=True)
+class DiFaRParams(UnitTextParams):
+    """DiFaR's parameters, plus ``triple_text`` (how a triple is embedded; default the thesis reference
+    implementation's ``ids``) and ``context`` (``paper``: the title of the paper whose subgraph holds the triple),
+    from :class:`~hublab.retrievers.components.unit_text.UnitTextParams`.
 
     Args:
         indexing_root_entity_ids: entities whose papers are indexed (thesis: the research field;
@@ -35,34 +33,25 @@ class DiFaRRetriever(Retriever):
         distance_metric: ``cosine``, ``l2`` or ``ip`` (thesis: ``distance_metric``).
         max_depth: how far a paper's subgraph is followed.
         max_in_degree: nodes with more incoming edges (venues, fields) are not walked against direction.
-        triple_text: how a triple is embedded: ``ids`` (the canonical ``(R1:label, predicate, R2:label)``, the
-            thesis reference implementation's) or ``labels`` (``label | predicate | label``).
-        context: what is added to a triple's text: ``none`` or ``paper`` (the title of the paper whose subgraph
-            holds it).
     """
+
+    indexing_root_entity_ids: list[str] | None = None
+    n_results: Annotated[int, Field(ge=1)] = 150
+    distance_metric: DistanceMetric = "cosine"
+    max_depth: Annotated[int, Field(ge=1)] = 10
+    max_in_degree: Annotated[int, Field(ge=0)] = 25
+
+
+class DiFaRRetriever(Retriever):
+    """DiFaR (thesis §7.4.2); parameters: :class:`DiFaRParams`."""
 
     thesis_name = "DiFaR"
     default_pipeline = "difar_local.yaml"
+    params_type = DiFaRParams
 
-    def __init__(
-        self,
-        resources: Resources,
-        *,
-        indexing_root_entity_ids: list[str] | None = None,
-        n_results: Annotated[int, Field(ge=1)] = 150,
-        distance_metric: Literal["cosine", "l2", "ip"] = "cosine",
-        max_depth: Annotated[int, Field(ge=1)] = 10,
-        max_in_degree: Annotated[int, Field(ge=0)] = 25,
-        triple_text: TripleText = DEFAULT_TRIPLE_TEXT,
-        context: UnitContext = DEFAULT_CONTEXT,
-    ) -> None:
-        super().__init__(resources)
-        self.root_ids = list(indexing_root_entity_ids or resources.root_entity_ids)
-        self.n_results = int(n_results)
-        self.distance_metric = distance_metric
-        self.max_depth = max_depth
-        self.max_in_degree = max_in_degree
-        self.triple_text, self.context = triple_text, context
+    def __init__(self, resources: Resources, **params: Any) -> None:
+        super().__init__(resources, **params)
+        self.root_ids = list(self.config.indexing_root_entity_ids or resources.root_entity_ids)
         self._index: DenseIndex | None = None
         self._missing_roots: list[str] = []
 
@@ -71,13 +60,14 @@ class DiFaRRetriever(Retriever):
             g = self.resources.graph
             self._missing_roots = [r for r in self.root_ids if g.entity(r) is None]
             roots = [r for r in self.root_ids if r not in self._missing_roots]
-            text = {"triple_text": self.triple_text, "context": self.context}
-            units = paper_triple_units(g, roots, max_depth=self.max_depth, max_in_degree=self.max_in_degree, **text)
+            c = self.config
+            text = {"triple_text": c.triple_text, "context": c.context}
+            units = paper_triple_units(g, roots, max_depth=c.max_depth, max_in_degree=c.max_in_degree, **text)
             if not units and not roots:
                 # No ORKG research-field root (e.g. a STaRK SKB): index every triple of the graph.
                 units = triple_units(g.triples(), graph=g, **text)
-            prefix = "_".join(p for p in ("difar", text_tag(self.triple_text, self.context)) if p)
-            self._index = DenseIndex(self.resources, units, prefix=prefix, metric=self.distance_metric)
+            prefix = "_".join(p for p in ("difar", text_tag(c.triple_text, c.context)) if p)
+            self._index = DenseIndex(self.resources, units, prefix=prefix, metric=c.distance_metric)
         return self._index
 
     def index(self, *, progress: bool = True) -> dict[str, Any]:
@@ -90,7 +80,8 @@ class DiFaRRetriever(Retriever):
         if not dense.units:
             return empty(f"nothing indexed: no papers under {self.root_ids}")
         # Over-fetch: the same triple may be indexed once per paper it belongs to.
-        hits = dense.search(question, self.n_results * 2)
+        n_results = self.config.n_results
+        hits = dense.search(question, n_results * 2)
         contexts = []
         seen: set[str] = set()
         sources: dict[str, dict[str, str]] = {}
@@ -103,7 +94,7 @@ class DiFaRRetriever(Retriever):
             pid = unit.meta.get("paper_id")
             if pid and pid not in sources:
                 sources[pid] = {"id": pid, "title": str(unit.meta.get("paper_title", ""))}
-            if len(contexts) >= self.n_results:
+            if len(contexts) >= n_results:
                 break
         reason = None if contexts else "vector search returned no triples"
         return RetrievalResult(contexts=contexts, reason=reason, sources=list(sources.values()))

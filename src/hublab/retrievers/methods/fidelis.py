@@ -15,19 +15,18 @@ no deductive stop, and the answer is the tail of the best path.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Annotated
 
 import numpy as np
 from pydantic import Field
 
 from hublab.graph.model import Triple
-from hublab.retrievers.base import Context, Resources, RetrievalResult
+from hublab.retrievers.base import Context, RetrievalResult
 from hublab.retrievers.components.graph_walk import Budget, ContextCollector, render_path
 from hublab.retrievers.components.llm_json import as_bool, as_index_list, as_str_list, ask_json, ask_text
 from hublab.retrievers.components.question_text import keyword_candidates
-from hublab.retrievers.components.reasoning import ReasoningRetriever
+from hublab.retrievers.components.reasoning import ContextCapParams, ReasoningRetriever
 from hublab.retrievers.components.results import far_end_answer, join_reasons, sources_of
-from hublab.retrievers.components.scoring import require_embedder
 
 PLAN_SCHEMA = {
     "type": "object",
@@ -97,8 +96,10 @@ class _Path:
         return self.nodes[-1]
 
 
-class FidelisRetriever(ReasoningRetriever):
-    """FiDeLiS (thesis §7.4.5).
+@dataclass(frozen=True)
+class FidelisParams(ContextCapParams):
+    """FiDeLiS's parameters, plus the shared reasoning ones and ``max_contexts``
+    (:class:`~hublab.retrievers.components.reasoning.ContextCapParams`).
 
     Args:
         top_k: beam width: paths kept per step (thesis: ``top_k``).
@@ -106,37 +107,25 @@ class FidelisRetriever(ReasoningRetriever):
         alpha: weight of the accumulated path score vs. the new step's similarity (thesis: ``alpha``).
         max_length: longest reasoning path (thesis: ``max_length``).
         use_deductive_reasoning: let the LLM stop the search when the beam suffices (thesis: off).
-        llm_candidates: candidates shown to the LLM per pruning step.
-        max_contexts: cap on returned triples (None = every beam path's triples).
-        **params: the shared reasoning parameters (see ``ReasoningRetriever``).
+        llm_candidates: candidates shown to the LLM per pruning step (at least ``top_k``).
     """
+
+    top_k: Annotated[int, Field(ge=1)] = 10
+    top_n: Annotated[int, Field(ge=1)] = 10
+    alpha: Annotated[float, Field(ge=0.0, le=1.0)] = 0.3
+    max_length: Annotated[int, Field(ge=1)] = 7
+    use_deductive_reasoning: bool = False
+    llm_candidates: Annotated[int, Field(ge=1)] = 30
+
+
+class FidelisRetriever(ReasoningRetriever):
+    """FiDeLiS (thesis §7.4.5); parameters: :class:`FidelisParams`."""
 
     thesis_name = "FiDeLiS"
     uses_llm = True
     default_pipeline = "fidelis_local.yaml"
-
-    def __init__(
-        self,
-        resources: Resources,
-        *,
-        top_k: Annotated[int, Field(ge=1)] = 10,
-        top_n: Annotated[int, Field(ge=1)] = 10,
-        alpha: Annotated[float, Field(ge=0.0, le=1.0)] = 0.3,
-        max_length: Annotated[int, Field(ge=1)] = 7,
-        use_deductive_reasoning: bool = False,
-        llm_candidates: Annotated[int, Field(ge=1)] = 30,
-        max_contexts: Annotated[int, Field(ge=1)] | None = None,
-        **params: Any,
-    ) -> None:
-        super().__init__(resources, **params)
-        require_embedder(resources.embedder, "fidelis", "it scores relation paths by embedding similarity")
-        self.top_k, self.top_n, self.alpha, self.max_length = top_k, top_n, alpha, max_length
-        self.use_deductive_reasoning = use_deductive_reasoning
-        self.llm_candidates = max(llm_candidates, top_k)
-        self.max_contexts = max_contexts
-        self.params.update(top_k=top_k, top_n=top_n, alpha=alpha, max_length=max_length,
-                           use_deductive_reasoning=use_deductive_reasoning, llm_candidates=llm_candidates,
-                           max_contexts=max_contexts)
+    params_type = FidelisParams
+    embedder_use = "it scores relation paths by embedding similarity"
 
     # ---------------- steps ----------------
     def _plan(self, question: str) -> tuple[list[str], str, str, str | None]:
@@ -167,8 +156,8 @@ class FidelisRetriever(ReasoningRetriever):
             rel = self.scorer.scores(query, [e.triple.predicate for e in edges])
             ent = self.scorer.scores(query, [e.other.text for e in edges])
             step = (rel + ent) / 2.0
-            scores = self.alpha * path.score + (1.0 - self.alpha) * step
-            order = sorted(range(len(edges)), key=lambda i: -float(scores[i]))[: self.top_n]
+            scores = self.config.alpha * path.score + (1.0 - self.config.alpha) * step
+            order = sorted(range(len(edges)), key=lambda i: -float(scores[i]))[: self.config.top_n]
             for i in order:
                 e = edges[i]
                 out.append(_Path(path.nodes + [e.other.uid], path.triples + [e.triple], float(scores[i])))
@@ -180,17 +169,18 @@ class FidelisRetriever(ReasoningRetriever):
 
     def _prune(self, question: str, plan: str, candidates: list[_Path]) -> tuple[list[_Path], str | None]:
         ranked = sorted(candidates, key=lambda p: -p.score)
-        if self.llm_free or len(ranked) <= self.top_k:
-            return ranked[: self.top_k], None
-        shown = ranked[: self.llm_candidates]
+        k = self.config.top_k
+        if self.llm_free or len(ranked) <= k:
+            return ranked[:k], None
+        shown = ranked[: max(self.config.llm_candidates, k)]
         paths = "\n".join(f"{i + 1}. {render_path(p.triples)}" for i, p in enumerate(shown))
-        prompt = SELECT_PROMPT.format(question=question, plan=plan or "-", paths=paths, k=self.top_k)
+        prompt = SELECT_PROMPT.format(question=question, plan=plan or "-", paths=paths, k=k)
         ans = ask_json(self.llm, prompt, SELECT_SCHEMA, max_tokens=200)
         if not ans.ok:
-            return ranked[: self.top_k], f"beam pruning: {ans.error}; kept top-{self.top_k} by score"
-        idx = as_index_list(ans.data.get("selected"), len(shown))[: self.top_k]
+            return ranked[:k], f"beam pruning: {ans.error}; kept top-{k} by score"
+        idx = as_index_list(ans.data.get("selected"), len(shown))[:k]
         if not idx:
-            return ranked[: self.top_k], f"beam pruning: LLM selected nothing; kept top-{self.top_k} by score"
+            return ranked[:k], f"beam pruning: LLM selected nothing; kept top-{k} by score"
         return [shown[i] for i in idx], None
 
     def _deduce(self, question: str, declarative: str, beam: list[_Path]) -> tuple[bool, str | None, str | None]:
@@ -217,7 +207,7 @@ class FidelisRetriever(ReasoningRetriever):
         collected = ContextCollector()
         best_paths: list[_Path] = []
         answer: str | None = None
-        for depth in range(1, self.max_length + 1):
+        for depth in range(1, self.config.max_length + 1):
             candidates = self._expand(beam, query, budget)
             if not candidates:
                 break
@@ -226,19 +216,19 @@ class FidelisRetriever(ReasoningRetriever):
             for p in beam:
                 for t in p.triples:
                     collected.add(t, p.score, depth=len(p.triples))
-            best_paths = sorted(beam + best_paths, key=lambda p: -p.score)[: self.top_k]
+            best_paths = sorted(beam + best_paths, key=lambda p: -p.score)[: self.config.top_k]
             if budget.exhausted:
                 notes.append(f"stopped at depth {depth}: {budget.why()}")
                 break
-            if self.use_deductive_reasoning and not self.llm_free:
+            if self.config.use_deductive_reasoning and not self.llm_free:
                 done, answer, note = self._deduce(question, declarative, beam)
                 notes.append(note)
                 if done:
                     break
         if not len(collected):
             return RetrievalResult(reason=join_reasons(*notes, f"no relation paths from {start}"))
-        contexts = collected.contexts(self.max_contexts)
-        if answer is None and self.generate_answer and best_paths:
+        contexts = collected.contexts(self.config.max_contexts)
+        if answer is None and self.config.generate_answer and best_paths:
             answer, note = self._answer(question, best_paths, contexts, start)
             notes.append(note)
         used = [c.triple for c in contexts[:10] if c.triple is not None]

@@ -6,23 +6,34 @@ from __future__ import annotations
 import ast
 import csv
 import json
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from hublab.errors import InputError
 from hublab.retrievers.base import Context, Resources, RetrievalResult, Retriever
 
 
-class FixedRetriever(Retriever):
-    """Returns the contexts stored for the question in a predictions CSV (thesis layout: ``question``,
-    ``retrieved_context``) or a JSON ``{question: [triple strings]}`` file.
+@dataclass(frozen=True)
+class FixedParams:
+    """The ``fixed`` method's parameters.
 
     Args:
         path: the predictions file.
     """
 
-    def __init__(self, resources: Resources, *, path: str) -> None:
-        super().__init__(resources, path=path)
-        p = Path(path)
+    path: str
+
+
+class FixedRetriever(Retriever):
+    """Returns the contexts stored for the question in a predictions CSV (thesis layout: ``question``,
+    ``retrieved_context``) or a JSON ``{question: [triple strings]}`` file; parameters: :class:`FixedParams`."""
+
+    params_type = FixedParams
+
+    def __init__(self, resources: Resources, **params: Any) -> None:
+        super().__init__(resources, **params)
+        p = Path(self.config.path)
         if not p.exists():
             raise InputError("fixed contexts file not found", file=str(p), field="retriever.params.path")
         self.by_question: dict[str, list[str]] = {}

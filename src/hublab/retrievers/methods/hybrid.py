@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 from pydantic import Field
 
-from hublab.retrievers.base import Resources, RetrievalResult
-from hublab.retrievers.components.dense_index import DenseIndex
+from hublab.retrievers.base import RetrievalResult
+from hublab.retrievers.components.dense_index import DenseIndex, DistanceMetric
 from hublab.retrievers.components.fusion import rrf
-from hublab.retrievers.components.lexical_index import LexicalRetriever
+from hublab.retrievers.components.lexical_index import LexicalParams, LexicalRetriever
 from hublab.retrievers.components.results import empty
 from hublab.retrievers.components.unit_text import text_tag
 
 
-class HybridRetriever(LexicalRetriever):
-    """Lexical and dense rankings over the same units, fused with RRF.
+@dataclass(frozen=True)
+class HybridParams(LexicalParams):
+    """Hybrid's parameters: its own below, plus the lexical ones
+    (:class:`~hublab.retrievers.components.lexical_index.LexicalParams`: ``units``, ``add_rel``,
+    ``candidate_types``, ``n_results``, ``k1``, ``b``, ``triple_text``, ``context``; both rankings read the same
+    unit texts).
 
     Args:
         rrf_k: the RRF constant k (score = Σ 1/(k + rank)).
@@ -23,36 +28,28 @@ class HybridRetriever(LexicalRetriever):
         distance_metric: ``cosine``, ``l2`` or ``ip`` for the dense ranking.
         fusion_weights: RRF weights ``[lexical, dense]`` (None = equal); the same weighted RRF as HubLink's
             LLM-free output ranking (``components.fusion.rrf``).
-        **params: the lexical parameters (``units``, ``add_rel``, ``candidate_types``, ``n_results``, ``k1``,
-            ``b``, ``triple_text``, ``context``): both rankings read the same unit texts.
     """
+
+    rrf_k: Annotated[int, Field(ge=1)] = 60
+    candidates: Annotated[int, Field(ge=1)] = 100
+    distance_metric: DistanceMetric = "cosine"
+    fusion_weights: Annotated[list[Annotated[float, Field(ge=0.0)]], Field(min_length=2, max_length=2)] | None = None
+
+
+class HybridRetriever(LexicalRetriever):
+    """Lexical and dense rankings over the same units, fused with RRF; parameters: :class:`HybridParams`."""
 
     default_pipeline = "hybrid.yaml"
     compare_group = 2
-
-    def __init__(
-        self,
-        resources: Resources,
-        *,
-        rrf_k: Annotated[int, Field(ge=1)] = 60,
-        candidates: Annotated[int, Field(ge=1)] = 100,
-        distance_metric: Literal["cosine", "l2", "ip"] = "cosine",
-        fusion_weights: Annotated[list[Annotated[float, Field(ge=0.0)]], Field(min_length=2, max_length=2)]
-        | None = None,
-        **params: Any,
-    ) -> None:
-        super().__init__(resources, **params)
-        self.rrf_k = int(rrf_k)
-        self.candidates = int(candidates)
-        self.metric = distance_metric
-        self.weights = list(fusion_weights) if fusion_weights else None
-        self._dense: DenseIndex | None = None
+    params_type = HybridParams
+    _dense: DenseIndex | None = None
 
     @property
     def dense(self) -> DenseIndex:
         if self._dense is None:
-            prefix = "_".join(p for p in ("hybrid", text_tag(self.triple_text, self.context)) if p)
-            self._dense = DenseIndex(self.resources, self.units, prefix=prefix, metric=self.metric)
+            c = self.config
+            prefix = "_".join(p for p in ("hybrid", text_tag(c.triple_text, c.context)) if p)
+            self._dense = DenseIndex(self.resources, self.units, prefix=prefix, metric=c.distance_metric)
         return self._dense
 
     def index(self, *, progress: bool = True) -> dict[str, Any]:
@@ -61,8 +58,9 @@ class HybridRetriever(LexicalRetriever):
     def _retrieve(self, question, topic_entity_id, topic_entity_value) -> RetrievalResult:
         if not self.units:
             return empty("no units to search")
-        depth = max(self.candidates, self.n_results)
+        c = self.config
+        depth = max(c.candidates, c.n_results)
         rankings = [self.bm25.search(question, depth), self.dense.search(question, depth)]
-        fused = [(unit, score) for (unit, _), score in rrf(rankings, key=lambda hit: hit[0].key, k=self.rrf_k,
-                                                                weights=self.weights)]
+        fused = [(unit, score) for (unit, _), score in rrf(rankings, key=lambda hit: hit[0].key, k=c.rrf_k,
+                                                                weights=c.fusion_weights or None)]
         return self._result(fused, "hybrid search")

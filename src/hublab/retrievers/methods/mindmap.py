@@ -18,6 +18,7 @@ more than one hop away from a single named entity is out of reach.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -28,9 +29,8 @@ from hublab.retrievers.base import Resources, RetrievalResult
 from hublab.retrievers.components.graph_walk import Budget, ContextCollector, GraphView, triple_line
 from hublab.retrievers.components.llm_json import as_str_list, ask_json, ask_text
 from hublab.retrievers.components.question_text import keyword_candidates
-from hublab.retrievers.components.reasoning import ReasoningRetriever
+from hublab.retrievers.components.reasoning import ReasoningParams, ReasoningRetriever
 from hublab.retrievers.components.results import far_end_answer, join_reasons, sources_of
-from hublab.retrievers.components.scoring import require_embedder
 
 _Parents = dict[str, list[tuple[str, Triple]]]
 
@@ -62,8 +62,10 @@ Answer the question using this knowledge. If it does not contain the answer, say
 Answer:"""
 
 
-class MindMapRetriever(ReasoningRetriever):
-    """MindMap (thesis §7.4.6).
+@dataclass(frozen=True)
+class MindMapParams(ReasoningParams):
+    """MindMap's parameters, plus the shared reasoning ones
+    (:class:`~hublab.retrievers.components.reasoning.ReasoningParams`).
 
     Args:
         shortest_paths_to_keep: shortest paths kept between linked entities (thesis: same name).
@@ -75,46 +77,33 @@ class MindMapRetriever(ReasoningRetriever):
         uids_per_label: graph nodes taken per linked label (labels are not unique).
         use_topic_entity: also start from the dataset's topic entity.
         use_vector_store: keep the label index in the pipeline's vector store instead of memory.
-        **params: the shared reasoning parameters (see ``ReasoningRetriever``).
     """
+
+    shortest_paths_to_keep: Annotated[int, Field(ge=1)] = 10
+    final_paths_to_keep: Annotated[int, Field(ge=1)] = 10
+    neighbors_to_keep: Annotated[int, Field(ge=1)] = 10
+    max_path_length: Annotated[int, Field(ge=1)] = 6
+    link_threshold: Annotated[float, Field(ge=-1.0, le=1.0)] = 0.5
+    max_terms: Annotated[int, Field(ge=1)] = 8
+    uids_per_label: Annotated[int, Field(ge=1)] = 3
+    use_topic_entity: bool = False
+    use_vector_store: bool = False
+
+
+class MindMapRetriever(ReasoningRetriever):
+    """MindMap (thesis §7.4.6); parameters: :class:`MindMapParams`."""
 
     thesis_name = "Mindmap"
     uses_llm = True
     default_pipeline = "mindmap_local.yaml"
+    params_type = MindMapParams
+    embedder_use = "it links question entities by embedding similarity"
 
-    def __init__(
-        self,
-        resources: Resources,
-        *,
-        shortest_paths_to_keep: Annotated[int, Field(ge=1)] = 10,
-        final_paths_to_keep: Annotated[int, Field(ge=1)] = 10,
-        neighbors_to_keep: Annotated[int, Field(ge=1)] = 10,
-        max_path_length: Annotated[int, Field(ge=1)] = 6,
-        link_threshold: Annotated[float, Field(ge=-1.0, le=1.0)] = 0.5,
-        max_terms: Annotated[int, Field(ge=1)] = 8,
-        uids_per_label: Annotated[int, Field(ge=1)] = 3,
-        use_topic_entity: bool = False,
-        use_vector_store: bool = False,
-        **params: Any,
-    ) -> None:
+    def __init__(self, resources: Resources, **params: Any) -> None:
         super().__init__(resources, **params)
-        require_embedder(resources.embedder, "mindmap", "it links question entities by embedding similarity")
-        if use_vector_store and resources.vector_store is None:
+        if self.config.use_vector_store and resources.vector_store is None:
             raise InputError("mindmap: use_vector_store is set but no vector store is configured",
                              field="retriever.params.use_vector_store")
-        self.shortest_paths_to_keep = shortest_paths_to_keep
-        self.final_paths_to_keep = final_paths_to_keep
-        self.neighbors_to_keep = neighbors_to_keep
-        self.max_path_length = max_path_length
-        self.link_threshold = link_threshold
-        self.max_terms = max_terms
-        self.uids_per_label = uids_per_label
-        self.use_topic_entity = use_topic_entity
-        self.use_vector_store = use_vector_store
-        self.params.update(shortest_paths_to_keep=shortest_paths_to_keep, final_paths_to_keep=final_paths_to_keep,
-                           neighbors_to_keep=neighbors_to_keep, max_path_length=max_path_length,
-                           link_threshold=link_threshold, max_terms=max_terms, uids_per_label=uids_per_label,
-                           use_topic_entity=use_topic_entity, use_vector_store=use_vector_store)
         # Shortest paths ignore edge direction, whatever ``bidirectional`` says for neighbour evidence.
         self.undirected = GraphView(resources.graph, bidirectional=True, max_neighbours=self.view.max_neighbours)
 
@@ -127,7 +116,7 @@ class MindMapRetriever(ReasoningRetriever):
     def index(self, *, progress: bool = True) -> dict[str, Any]:
         idx = self.entity_index()
         stats: dict[str, Any] = {"entity_labels": len(idx)}
-        if self.use_vector_store:
+        if self.config.use_vector_store:
             store = self.resources.vector_store
             assert store is not None
             if not store.has_collection(self.collection) or store.count(self.collection) == 0:
@@ -142,27 +131,27 @@ class MindMapRetriever(ReasoningRetriever):
         """(term, node ids, similarity) of each term's nearest entity label above the threshold."""
         if not terms:
             return []
-        if self.use_vector_store:
+        if self.config.use_vector_store:
             store = self.resources.vector_store
             assert store is not None and self.scorer is not None
             if not store.has_collection(self.collection) or store.count(self.collection) == 0:
                 self.index(progress=False)
             hits = store.search(self.collection, self.scorer.query(terms), 1, output_fields=["label", "uids"])
             return [(t, str(h[0].fields.get("uids", "")).split(","), float(h[0].score))
-                    for t, h in zip(terms, hits, strict=True) if h and float(h[0].score) >= self.link_threshold]
+                    for t, h in zip(terms, hits, strict=True) if h and float(h[0].score) >= self.config.link_threshold]
         idx = self.entity_index()
         hits = idx.search(terms, k=1)
         return [(t, idx.uids[h[0][0]], h[0][1]) for t, h in zip(terms, hits, strict=True)
-                if h and h[0][1] >= self.link_threshold]
+                if h and h[0][1] >= self.config.link_threshold]
 
     def _extract(self, question: str) -> tuple[list[str], str | None]:
-        fallback = keyword_candidates(question)[: self.max_terms]
+        fallback = keyword_candidates(question)[: self.config.max_terms]
         if self.llm_free:
             return fallback, None
         ans = ask_json(self.llm, EXTRACT_PROMPT.format(question=question), EXTRACT_SCHEMA, max_tokens=300)
         if not ans.ok:
             return fallback, f"entity extraction: {ans.error}; used keyword extraction"
-        terms = as_str_list(ans.data.get("entities"))[: self.max_terms]
+        terms = as_str_list(ans.data.get("entities"))[: self.config.max_terms]
         if not terms:
             return fallback, "entity extraction: LLM found no entities; used keyword extraction"
         return terms, None
@@ -178,7 +167,7 @@ class MindMapRetriever(ReasoningRetriever):
         best: int | None = None
         meets: list[str] = []
         while frontier[0] and frontier[1] and best is None:
-            if dist[0][frontier[0][0]] + dist[1][frontier[1][0]] + 1 > self.max_path_length or budget.exhausted:
+            if dist[0][frontier[0][0]] + dist[1][frontier[1][0]] + 1 > self.config.max_path_length or budget.exhausted:
                 return []
             side = 0 if len(frontier[0]) <= len(frontier[1]) else 1
             d_here, d_other = dist[side], dist[1 - side]
@@ -206,7 +195,7 @@ class MindMapRetriever(ReasoningRetriever):
             for left in self._walk(m, source, parents[0]):
                 for right in self._walk(m, target, parents[1]):
                     out.append(list(reversed(left)) + right)
-                    if len(out) >= self.shortest_paths_to_keep:
+                    if len(out) >= self.config.shortest_paths_to_keep:
                         return out
         return out
 
@@ -234,7 +223,7 @@ class MindMapRetriever(ReasoningRetriever):
         if not edges:
             return []
         sims = self.scorer.scores(query, [self._evidence_text(e.triple, linked) for e in edges])
-        order = sorted(range(len(edges)), key=lambda i: -float(sims[i]))[: self.neighbors_to_keep]
+        order = sorted(range(len(edges)), key=lambda i: -float(sims[i]))[: self.config.neighbors_to_keep]
         return [edges[i].triple for i in order]
 
     # ---------------- main ----------------
@@ -244,10 +233,11 @@ class MindMapRetriever(ReasoningRetriever):
         notes: list[str | None] = [extract_note]
         linked: dict[str, tuple[str, float]] = {}
         for term, uids, sim in self._link_terms(terms):
-            for uid in [u for u in uids if u][: self.uids_per_label]:
+            for uid in [u for u in uids if u][: self.config.uids_per_label]:
                 if uid not in linked or linked[uid][1] < sim:
                     linked[uid] = (term, sim)
-        if self.use_topic_entity and topic_entity_id and self.resources.graph.entity(topic_entity_id) is not None:
+        graph = self.resources.graph
+        if self.config.use_topic_entity and topic_entity_id and graph.entity(topic_entity_id) is not None:
             linked.setdefault(topic_entity_id, (topic_entity_value or topic_entity_id, 1.0))
         if not linked:
             return RetrievalResult(reason=join_reasons(*notes, f"no question entity could be linked (terms: {terms})"))
@@ -260,7 +250,7 @@ class MindMapRetriever(ReasoningRetriever):
                 if budget.exhausted:
                     break
                 paths.extend(self.shortest_paths(a, b, budget))
-        paths = sorted(paths, key=len)[: self.final_paths_to_keep]
+        paths = sorted(paths, key=len)[: self.config.final_paths_to_keep]
         neighbour_triples: list[Triple] = []
         for uid in uids:
             if budget.exhausted:
@@ -277,7 +267,7 @@ class MindMapRetriever(ReasoningRetriever):
             collected.add(t, float(s), evidence="path" if t.render() in path_set else "neighbour")
         contexts = collected.contexts()
         answer = None
-        if self.generate_answer:
+        if self.config.generate_answer:
             answer, note = self._answer(question, paths, neighbour_triples, contexts)
             notes.append(note)
         return RetrievalResult(

@@ -14,12 +14,13 @@ and the read triples are ranked by embedding similarity instead of the LLM filte
 from __future__ import annotations
 
 import random
-from typing import Annotated, Any
+from dataclasses import dataclass
+from typing import Annotated
 
 from pydantic import Field
 
 from hublab.graph.model import Triple
-from hublab.retrievers.base import Context, Resources, RetrievalResult
+from hublab.retrievers.base import Context, RetrievalResult
 from hublab.retrievers.components.graph_walk import INVERSE_SUFFIX, ContextCollector, Edge, triple_line
 from hublab.retrievers.components.llm_json import (
     as_bool,
@@ -30,7 +31,7 @@ from hublab.retrievers.components.llm_json import (
     truncate_lines,
 )
 from hublab.retrievers.components.question_text import query_texts
-from hublab.retrievers.components.reasoning import ReasoningRetriever
+from hublab.retrievers.components.reasoning import ContextCapParams, ReasoningRetriever
 from hublab.retrievers.components.results import far_end_answer, join_reasons, sources_of
 
 SELECT_SCHEMA = {
@@ -69,39 +70,30 @@ Question: {question}
 Answer:"""
 
 
-class StructGPTRetriever(ReasoningRetriever):
-    """StructGPT (thesis §7.4.4).
+@dataclass(frozen=True)
+class StructGPTParams(ContextCapParams):
+    """StructGPT's parameters, plus the shared reasoning ones and ``max_contexts``
+    (:class:`~hublab.retrievers.components.reasoning.ContextCapParams`).
 
     Args:
         max_depth: reading-then-reasoning iterations (thesis: ``max_depth``).
         width: entities carried to the next iteration (random sample when more; thesis: ``width``).
         max_llm_serialization_tokens: budget for the triples shown to the LLM (thesis: same name).
         final_filter: let the LLM pick the relevant triples from all read ones at the end.
-        max_contexts: cap on returned triples.
-        **params: the shared reasoning parameters (see ``ReasoningRetriever``).
     """
+
+    max_depth: Annotated[int, Field(ge=1)] = 7
+    width: Annotated[int, Field(ge=1)] = 10
+    max_llm_serialization_tokens: Annotated[int, Field(ge=1)] = 4096
+    final_filter: bool = True
+
+
+class StructGPTRetriever(ReasoningRetriever):
+    """StructGPT (thesis §7.4.4); parameters: :class:`StructGPTParams`."""
 
     uses_llm = True
     default_pipeline = "structgpt_local.yaml"
-
-    def __init__(
-        self,
-        resources: Resources,
-        *,
-        max_depth: Annotated[int, Field(ge=1)] = 7,
-        width: Annotated[int, Field(ge=1)] = 10,
-        max_llm_serialization_tokens: Annotated[int, Field(ge=1)] = 4096,
-        final_filter: bool = True,
-        max_contexts: Annotated[int, Field(ge=1)] | None = None,
-        **params: Any,
-    ) -> None:
-        super().__init__(resources, **params)
-        self.max_depth, self.width = max_depth, width
-        self.max_tokens = max_llm_serialization_tokens
-        self.final_filter = final_filter
-        self.max_contexts = max_contexts
-        self.params.update(max_depth=max_depth, width=width, max_llm_serialization_tokens=max_llm_serialization_tokens,
-                           final_filter=final_filter, max_contexts=max_contexts)
+    params_type = StructGPTParams
 
     def _select(self, question: str, query, entities: list[str], relations: list[str],
                 history: list[str]) -> tuple[int | None, str | None]:
@@ -124,7 +116,8 @@ class StructGPTRetriever(ReasoningRetriever):
         return int(max(range(len(relations)), key=lambda i: float(sims[i]))), note
 
     def _serialise(self, triples: list[Triple]) -> list[str]:
-        return truncate_lines([f"{i + 1}. {t.render()}" for i, t in enumerate(triples)], self.max_tokens)
+        return truncate_lines([f"{i + 1}. {t.render()}" for i, t in enumerate(triples)],
+                              self.config.max_llm_serialization_tokens)
 
     def _check(self, question: str, triples: list[Triple]) -> tuple[bool, str | None, str | None]:
         prompt = CHECK_PROMPT.format(triples="\n".join(self._serialise(triples)), question=question)
@@ -137,7 +130,7 @@ class StructGPTRetriever(ReasoningRetriever):
     def _rank(self, question: str, query, read: list[Triple]) -> tuple[list[Context], str | None]:
         """Final selection: LLM filter, or embedding ranking when LLM-free (or when the filter fails)."""
         note = None
-        if not self.llm_free and self.final_filter:
+        if not self.llm_free and self.config.final_filter:
             lines = self._serialise(read)
             ans = ask_json(self.llm, FILTER_PROMPT.format(question=question, triples="\n".join(lines)),
                            FILTER_SCHEMA, max_tokens=300)
@@ -154,7 +147,7 @@ class StructGPTRetriever(ReasoningRetriever):
         else:
             for i, t in enumerate(read):
                 collected.add(t, 1.0 / (i + 1))
-        return collected.contexts(self.max_contexts), note
+        return collected.contexts(self.config.max_contexts), note
 
     def _retrieve(self, question: str, topic_entity_id: str | None, topic_entity_value: str | None) -> RetrievalResult:
         start, topic_note = self.resolve_topic(topic_entity_id, topic_entity_value)
@@ -162,7 +155,7 @@ class StructGPTRetriever(ReasoningRetriever):
             return RetrievalResult(reason=topic_note)
         notes: list[str | None] = [topic_note]
         query = self.scorer.query(query_texts(question)) if self.scorer is not None else None
-        rng = random.Random(self.seed)
+        rng = random.Random(self.config.seed)
         budget = self.new_budget()
         # Frontier stack: when the newest entity set offers nothing unread (e.g. a literal), the next
         # iteration returns to the previous set, whose remaining relations the history makes choosable.
@@ -172,7 +165,7 @@ class StructGPTRetriever(ReasoningRetriever):
         read: list[Triple] = []
         seen: set[str] = set()
         answer: str | None = None
-        for it in range(1, self.max_depth + 1):
+        for it in range(1, self.config.max_depth + 1):
             by_rel: dict[str, list[Edge]] = {}
             while stack and not by_rel:
                 current = stack[-1]
@@ -202,8 +195,8 @@ class StructGPTRetriever(ReasoningRetriever):
                 if e.other.uid not in visited:
                     visited.add(e.other.uid)
                     nxt.append(e.other.uid)
-            if len(nxt) > self.width:  # StructGPT/ToG-style random pruning of the entity set
-                nxt = rng.sample(nxt, self.width)
+            if len(nxt) > self.config.width:  # StructGPT/ToG-style random pruning of the entity set
+                nxt = rng.sample(nxt, self.config.width)
             if nxt:
                 stack.append(nxt)
             if budget.exhausted:
@@ -218,7 +211,7 @@ class StructGPTRetriever(ReasoningRetriever):
             return RetrievalResult(reason=join_reasons(*notes, f"no relation could be read from {start}"))
         contexts, note = self._rank(question, query, read)
         notes.append(note)
-        if answer is None and self.generate_answer:
+        if answer is None and self.config.generate_answer:
             if self.llm_free:
                 answer = far_end_answer(contexts, start)
             else:

@@ -26,7 +26,7 @@ from hublab.retrievers.base import Resources, RetrievalResult
 from hublab.retrievers.components.graph_walk import INVERSE_SUFFIX, Budget, ContextCollector, Edge, render_path
 from hublab.retrievers.components.llm_json import as_bool, ask_json, ask_text, match_option
 from hublab.retrievers.components.question_text import query_texts
-from hublab.retrievers.components.reasoning import ReasoningRetriever
+from hublab.retrievers.components.reasoning import ContextCapParams, ReasoningRetriever
 from hublab.retrievers.components.results import far_end_answer, join_reasons, sources_of
 
 RELATION_SCHEMA = {
@@ -100,45 +100,40 @@ class _Path:
         return self.nodes[-1]
 
 
-class ToGRetriever(ReasoningRetriever):
-    """Think-on-Graph (thesis §7.4.3).
+@dataclass(frozen=True)
+class ToGParams(ContextCapParams):
+    """ToG's parameters, plus the shared reasoning ones and ``max_contexts``
+    (:class:`~hublab.retrievers.components.reasoning.ContextCapParams`).
 
     Args:
         width: relations and paths kept per depth (thesis: ``width``).
         max_depth: search depth (thesis: ``max_depth``).
         retain_threshold: entity count above which they are randomly pruned (thesis: same name).
         n_retain_entity: entities kept by that random pruning (thesis: same name).
-        technique: ``llm`` (LLM scores relations/entities) or ``embedding`` (sentence-embedding pruning).
-        max_contexts: cap on returned triples.
-        **params: the shared reasoning parameters (see ``ReasoningRetriever``).
+        technique: ``llm`` (LLM scores relations/entities) or ``embedding`` (sentence-embedding pruning;
+            always, when LLM-free).
     """
+
+    width: Annotated[int, Field(ge=1)] = 10
+    max_depth: Annotated[int, Field(ge=1)] = 7
+    retain_threshold: Annotated[int, Field(ge=1)] = 10
+    n_retain_entity: Annotated[int, Field(ge=1)] = 10
+    technique: Literal["llm", "embedding"] = "llm"
+
+
+class ToGRetriever(ReasoningRetriever):
+    """Think-on-Graph (thesis §7.4.3); parameters: :class:`ToGParams`."""
 
     uses_llm = True
     default_pipeline = "tog_local.yaml"
+    params_type = ToGParams
 
-    def __init__(
-        self,
-        resources: Resources,
-        *,
-        width: Annotated[int, Field(ge=1)] = 10,
-        max_depth: Annotated[int, Field(ge=1)] = 7,
-        retain_threshold: Annotated[int, Field(ge=1)] = 10,
-        n_retain_entity: Annotated[int, Field(ge=1)] = 10,
-        technique: Literal["llm", "embedding"] = "llm",
-        max_contexts: Annotated[int, Field(ge=1)] | None = None,
-        **params: Any,
-    ) -> None:
+    def __init__(self, resources: Resources, **params: Any) -> None:
         super().__init__(resources, **params)
-        if self.llm_free:
-            technique = "embedding"
-        if technique == "embedding" and self.scorer is None:
+        #: the scoring in effect: ``technique``, or ``embedding`` whatever it says when LLM-free
+        self.scoring = "embedding" if self.llm_free else self.config.technique
+        if self.scoring == "embedding" and self.scorer is None:
             raise InputError("tog technique 'embedding' needs an embedder", field="embedder")
-        self.width, self.max_depth = width, max_depth
-        self.retain_threshold, self.n_retain_entity = retain_threshold, n_retain_entity
-        self.technique = technique
-        self.max_contexts = max_contexts
-        self.params.update(width=width, max_depth=max_depth, retain_threshold=retain_threshold,
-                           n_retain_entity=n_retain_entity, technique=technique, max_contexts=max_contexts)
 
     # ---------------- scoring ----------------
     def _embed_scores(self, query, texts: list[str]) -> list[float] | None:
@@ -150,9 +145,9 @@ class ToGRetriever(ReasoningRetriever):
         self, question: str, query, entity: str, relations: list[str]
     ) -> tuple[list[float], str | None]:
         plain = [r.removesuffix(INVERSE_SUFFIX) for r in relations]
-        if self.technique == "embedding":
+        if self.scoring == "embedding":
             return self._embed_scores(query, plain) or [0.0] * len(relations), None
-        prompt = RELATION_PROMPT.format(width=self.width, question=question, entity=entity,
+        prompt = RELATION_PROMPT.format(width=self.config.width, question=question, entity=entity,
                                         relations="; ".join(relations))
         ans = ask_json(self.llm, prompt, RELATION_SCHEMA, max_tokens=400)
         scores = [0.0] * len(relations)
@@ -182,7 +177,7 @@ class ToGRetriever(ReasoningRetriever):
     def _score_entities(self, question: str, query, relation: str, names: list[str]) -> tuple[list[float], str | None]:
         if len(names) == 1:
             return [1.0], None
-        if self.technique == "embedding":
+        if self.scoring == "embedding":
             return self._embed_scores(query, names) or [1.0 / len(names)] * len(names), None
         prompt = ENTITY_PROMPT.format(question=question, relation=relation, entities="; ".join(names))
         ans = ask_json(self.llm, prompt, ENTITY_SCHEMA, max_tokens=200)
@@ -213,13 +208,13 @@ class ToGRetriever(ReasoningRetriever):
             label = self.resources.graph.label(path.tail) or path.tail
             rel_scores, note = self._score_relations(question, query, label, relations)
             notes.append(note)
-            top = sorted(range(len(relations)), key=lambda i: -rel_scores[i])[: self.width]
+            top = sorted(range(len(relations)), key=lambda i: -rel_scores[i])[: self.config.width]
             for i in top:
                 if rel_scores[i] <= 0:
                     continue
                 cands = by_rel[relations[i]]
-                if len(cands) > self.retain_threshold:  # ToG's random entity pruning
-                    cands = rng.sample(cands, min(self.n_retain_entity, len(cands)))
+                if len(cands) > self.config.retain_threshold:  # ToG's random entity pruning
+                    cands = rng.sample(cands, min(self.config.n_retain_entity, len(cands)))
                 ent_scores, note = self._score_entities(question, query, relations[i], [e.other.text for e in cands])
                 notes.append(note)
                 for e, s in zip(cands, ent_scores, strict=False):
@@ -228,7 +223,7 @@ class ToGRetriever(ReasoningRetriever):
         best: dict[str, _Path] = {}
         for p in sorted(scored, key=lambda p: -p.score):
             best.setdefault(p.tail, p)
-        return sorted(best.values(), key=lambda p: -p.score)[: self.width]
+        return sorted(best.values(), key=lambda p: -p.score)[: self.config.width]
 
     def _reason(self, question: str, paths: list[_Path]) -> tuple[bool, str | None, str | None]:
         triples = "\n".join(t.render() for t in dict.fromkeys(t for p in paths for t in p.triples))
@@ -245,14 +240,14 @@ class ToGRetriever(ReasoningRetriever):
             return RetrievalResult(reason=topic_note)
         notes: list[str | None] = [topic_note]
         query = self.scorer.query(query_texts(question)) if self.scorer is not None else None
-        rng = random.Random(self.seed)
+        rng = random.Random(self.config.seed)
         budget = self.new_budget()
         visited = {start}
         beam = [_Path([start])]
         collected = ContextCollector()
         kept: list[_Path] = []
         answer: str | None = None
-        for depth in range(1, self.max_depth + 1):
+        for depth in range(1, self.config.max_depth + 1):
             nxt = self._explore(question, query, beam, visited, rng, budget, notes)
             if not nxt:
                 break
@@ -273,8 +268,8 @@ class ToGRetriever(ReasoningRetriever):
                 break
         if not len(collected):
             return RetrievalResult(reason=join_reasons(*notes, f"no relation could be followed from {start}"))
-        contexts = collected.contexts(self.max_contexts)
-        if answer is None and self.generate_answer:
+        contexts = collected.contexts(self.config.max_contexts)
+        if answer is None and self.config.generate_answer:
             if self.llm_free:
                 answer = far_end_answer(contexts, start)
             else:

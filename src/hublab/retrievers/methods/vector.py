@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import numpy as np
@@ -12,17 +13,26 @@ from hublab.retrievers.components.scoring import require_embedder
 from hublab.scores import dot_scores
 
 
-class VectorRetriever(Retriever):
-    """Dense triple retrieval without a vector database; a smoke-test method for the runner.
+@dataclass(frozen=True)
+class VectorParams:
+    """The ``vector`` method's parameters.
 
     Args:
         top_k: triples returned per question.
     """
 
-    def __init__(self, resources: Resources, *, top_k: Annotated[int, Field(ge=1)] = 50) -> None:
-        super().__init__(resources, top_k=top_k)
+    top_k: Annotated[int, Field(ge=1)] = 50
+
+
+class VectorRetriever(Retriever):
+    """Dense triple retrieval without a vector database; a smoke-test method for the runner; parameters:
+    :class:`VectorParams`."""
+
+    params_type = VectorParams
+
+    def __init__(self, resources: Resources, **params: Any) -> None:
+        super().__init__(resources, **params)
         require_embedder(resources.embedder, "vector", "it ranks triples by embedding similarity")
-        self.top_k = top_k
         self._triples = None
         self._matrix: np.ndarray | None = None
 
@@ -39,5 +49,5 @@ class VectorRetriever(Retriever):
             return RetrievalResult(reason="empty graph")
         q = self.resources.embedder.embed([question])[0]
         scores = dot_scores(self._matrix, q)[:, 0]  # portable: rounded float64 (hublab.scores)
-        top = np.argsort(-scores, kind="stable")[: self.top_k]
+        top = np.argsort(-scores, kind="stable")[: self.config.top_k]
         return RetrievalResult([Context(self._triples[i].render(), self._triples[i], float(scores[i])) for i in top])

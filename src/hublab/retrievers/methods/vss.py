@@ -9,25 +9,23 @@ triples (triple-based metrics); on a STaRK SKB the contexts are the nodes themse
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from hublab.retrievers.base import Resources, RetrievalResult, Retriever
-from hublab.retrievers.components.dense_index import DenseIndex
+from hublab.retrievers.components.dense_index import DenseIndex, DistanceMetric
 from hublab.retrievers.components.results import assemble, empty
-from hublab.retrievers.components.unit_text import (
-    DEFAULT_CONTEXT,
-    DEFAULT_TRIPLE_TEXT,
-    TripleText,
-    UnitContext,
-    text_tag,
-)
+from hublab.retrievers.components.unit_text import DEFAULT_TRIPLE_TEXT, UnitTextParams, text_tag
 from hublab.retrievers.components.units import Unit, answer_types, node_units, triple_units
 
 
-class VSSRetriever(Retriever):
-    """STaRK VSS baseline (spec/stark_4step.md §1.6).
+@dataclass(frozen=True)
+class VSSParams(UnitTextParams):
+    """VSS's parameters, plus ``triple_text`` and ``context``
+    (:class:`~hublab.retrievers.components.unit_text.UnitTextParams`; ``context: paper`` appends the title of the
+    paper a unit, triple or node, belongs to).
 
     Args:
         units: what is embedded: ``nodes`` (node documents), ``triples`` or ``both``.
@@ -35,55 +33,49 @@ class VSSRetriever(Retriever):
         candidate_types: node types to rank (default: the graph's candidate set).
         n_results: contexts returned per question.
         distance_metric: ``cosine``, ``l2`` or ``ip``.
-        triple_text: how a triple unit is written: ``ids`` (the canonical string) or ``labels``.
-        context: ``paper`` appends the title of the paper a unit (triple or node) belongs to; ``none`` nothing.
     """
+
+    units: Literal["nodes", "triples", "both"] = "nodes"
+    add_rel: bool = True
+    candidate_types: list[str] | None = None
+    n_results: Annotated[int, Field(ge=1)] = 20
+    distance_metric: DistanceMetric = "cosine"
+
+
+class VSSRetriever(Retriever):
+    """STaRK VSS baseline (spec/stark_4step.md §1.6); parameters: :class:`VSSParams`."""
 
     default_pipeline = "vss.yaml"
     compare_group = 1
+    params_type = VSSParams
 
-    def __init__(
-        self,
-        resources: Resources,
-        *,
-        units: Literal["nodes", "triples", "both"] = "nodes",
-        add_rel: bool = True,
-        candidate_types: list[str] | None = None,
-        n_results: Annotated[int, Field(ge=1)] = 20,
-        distance_metric: Literal["cosine", "l2", "ip"] = "cosine",
-        triple_text: TripleText = DEFAULT_TRIPLE_TEXT,
-        context: UnitContext = DEFAULT_CONTEXT,
-    ) -> None:
-        super().__init__(resources)
-        self.kind = units
-        self.add_rel = add_rel
-        self.types = answer_types(resources.graph, candidate_types)
-        self.n_results = int(n_results)
-        self.metric = distance_metric
-        self.triple_text, self.context = triple_text, context
+    def __init__(self, resources: Resources, **params: Any) -> None:
+        super().__init__(resources, **params)
+        self.types = answer_types(resources.graph, self.config.candidate_types)
         self._indexes: dict[str, DenseIndex] | None = None
 
     def _units(self) -> dict[str, list[Unit]]:
+        c = self.config
         out: dict[str, list[Unit]] = {}
-        if self.kind in ("nodes", "both"):
-            out["nodes"] = node_units(self.resources.graph, types=self.types, add_rel=self.add_rel,
-                                      context=self.context)
-        if self.kind in ("triples", "both"):
+        if c.units in ("nodes", "both"):
+            out["nodes"] = node_units(self.resources.graph, types=self.types, add_rel=c.add_rel, context=c.context)
+        if c.units in ("triples", "both"):
             g = self.resources.graph
-            out["triples"] = triple_units(g.triples(), graph=g, triple_text=self.triple_text, context=self.context)
+            out["triples"] = triple_units(g.triples(), graph=g, triple_text=c.triple_text, context=c.context)
         return out
 
     def indexes(self) -> dict[str, DenseIndex]:
         if self._indexes is None:
-            self._indexes = {k: DenseIndex(self.resources, us, prefix=self._prefix(k), metric=self.metric)
+            metric = self.config.distance_metric
+            self._indexes = {k: DenseIndex(self.resources, us, prefix=self._prefix(k), metric=metric)
                              for k, us in self._units().items()}
         return self._indexes
 
     def _prefix(self, kind: str) -> str:
         """``vss_<kind>`` for the default texts (the existing collections' names), plus the representation's tag
         otherwise (node documents have no triple text: only their context tags them)."""
-        form = self.triple_text if kind == "triples" else DEFAULT_TRIPLE_TEXT
-        return "_".join(p for p in (f"vss_{kind}", text_tag(form, self.context)) if p)
+        form = self.config.triple_text if kind == "triples" else DEFAULT_TRIPLE_TEXT
+        return "_".join(p for p in (f"vss_{kind}", text_tag(form, self.config.context)) if p)
 
     def index(self, *, progress: bool = True) -> dict[str, Any]:
         return {k: ix.build(progress=progress) for k, ix in self.indexes().items()}
@@ -95,8 +87,9 @@ class VSSRetriever(Retriever):
         if not any(ix.units for ix in self.indexes().values()):
             return empty("no units to search (empty graph or no nodes of the candidate types)")
         nodes_out = self.resources.graph.answers_with_nodes
-        k = self.n_results if nodes_out else max(self.n_results, 50)
-        contexts = assemble(self.resources.graph, self.rank(question, k), self.n_results, nodes_out=nodes_out)
+        n = self.config.n_results
+        k = n if nodes_out else max(n, 50)
+        contexts = assemble(self.resources.graph, self.rank(question, k), n, nodes_out=nodes_out)
         return RetrievalResult(contexts=contexts, reason=None if contexts else "vector search returned nothing")
 
 

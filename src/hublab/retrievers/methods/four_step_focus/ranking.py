@@ -24,10 +24,10 @@ class Ranking:
         contexts = [u.to_context(s) for u, s in ranked]
         for c in contexts:
             c.metadata["graph_supported"] = True
-        if self.backfill and len(contexts) < self.k_max:
+        if self.config.backfill and len(contexts) < self.config.k_max:
             have = {c.metadata.get("node_id") for c in contexts}
-            extra = [(u, s) for u, s in self.nodes.search(question, self.k_max * 2) if u.node_id not in have]
-            extra = extra[: self.k_max - len(contexts)]
+            extra = [(u, s) for u, s in self.nodes.search(question, self.config.k_max * 2) if u.node_id not in have]
+            extra = extra[: self.config.k_max - len(contexts)]
             trace.backfilled = len(extra)
             for u, s in extra:
                 ctx = u.to_context(s)
@@ -41,7 +41,7 @@ class Ranking:
         g = self.resources.graph
         anchors: set[str] = {uid for ids in trace.links.values() for uid in ids}
         for ids in subst.values():
-            if ids is not None and len(ids) <= self.max_candidates:
+            if ids is not None and len(ids) <= self.config.max_candidates:
                 anchors |= ids
         support: dict[str, Triple] = {}
         for c in sorted(cands):
@@ -64,35 +64,35 @@ class Ranking:
         for x in texts:
             t = support[x]
             tails.append(f"{t.predicate} {(t.object if t.object.uid in cands else t.subject).text}")
-        if self._papers is None and self.context != "none":
+        if self._papers is None and self.config.context != "none":
             self._papers = PaperOf(g)
-        matched = [unit_text(support[x], self.triple_text, self.context, self._papers) for x in texts]
+        matched = [unit_text(support[x], self.config.triple_text, self.config.context, self._papers) for x in texts]
         sims = (
             self.nodes.similarities(question, matched)
             + self.nodes.similarities(rest, tails)
-            + np.asarray([self.relation_bonus if support[x].predicate in relations else 0.0 for x in texts])
+            + np.asarray([self.config.relation_bonus if support[x].predicate in relations else 0.0 for x in texts])
         )
         order = sorted(range(len(texts)), key=lambda i: -float(sims[i]))
         trace.filtered = len(cands)
         contexts = [Context(texts[i], support[texts[i]], float(sims[i]), {"graph_supported": True}) for i in order]
-        if self.backfill and len(contexts) < self.n_results:
+        if self.config.backfill and len(contexts) < self.config.n_results:
             have = set(texts)
-            ranked = self.nodes.search(question, self.k_max)
-            extra = [c for c in node_result_contexts(g, ranked, self.n_results * 2, expand_triples=True)
-                     if c.text not in have][: self.n_results - len(contexts)]
+            ranked = self.nodes.search(question, self.config.k_max)
+            extra = [c for c in node_result_contexts(g, ranked, self.config.n_results * 2, expand_triples=True)
+                     if c.text not in have][: self.config.n_results - len(contexts)]
             trace.backfilled = len(extra)
             for c in extra:
                 c.metadata["graph_supported"] = False
             contexts += extra
-        return contexts[: self.n_results]
+        return contexts[: self.config.n_results]
 
     # ------------------------------------------------------------ step 4
     def _rerank(self, question: str, contexts: list[Context], trace: Trace) -> list[Context]:
         llm = self.resources.llm
-        if not self.rerank or llm_free(llm) or not contexts:
+        if not self.config.rerank or llm_free(llm) or not contexts:
             return contexts
         assert llm is not None
-        head, tail = contexts[: self.k_max], contexts[self.k_max :]
+        head, tail = contexts[: self.config.k_max], contexts[self.config.k_max :]
         n = len(head)
         scored: list[tuple[float, int, Context]] = []
         failures = 0

@@ -15,9 +15,7 @@ The last query's trace (triplets, links, candidate-set sizes per round) is kept 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
-
-from pydantic import Field
+from typing import Any
 
 from hublab.llm.base import llm_free
 from hublab.retrievers.base import Resources, RetrievalResult, Retriever
@@ -25,14 +23,9 @@ from hublab.retrievers.components.dense_index import DenseIndex
 from hublab.retrievers.components.llm_json import ask_json
 from hublab.retrievers.components.question_text import STOPWORDS, quoted_spans
 from hublab.retrievers.components.results import empty
-from hublab.retrievers.components.unit_text import (
-    DEFAULT_CONTEXT,
-    DEFAULT_TRIPLE_TEXT,
-    PaperOf,
-    TripleText,
-    UnitContext,
-)
+from hublab.retrievers.components.unit_text import PaperOf
 from hublab.retrievers.components.units import answer_types, node_result_contexts, node_units
+from hublab.retrievers.methods.four_step_focus.params import FourStepFocusParams
 from hublab.retrievers.methods.four_step_focus.plan import (
     _CAPS_RE,
     TRIPLET_PROMPT,
@@ -48,74 +41,16 @@ from hublab.retrievers.methods.four_step_focus.ranking import Ranking
 
 
 class FourStepFocusRetriever(Ranking, Retriever):
-    """4StepFocus (spec/stark_4step.md §2).
-
-    Args:
-        k_max: candidates ranked and reranked (paper: k_max).
-        n_results: contexts returned per question.
-        candidate_types: node types of answers (default: the graph's candidate set).
-        link_cutoff: difflib cut-off for linking constants to labels.
-        link_min_similarity: embedding similarity needed to link a constant when no label matches.
-        predicate_min_similarity: similarity needed for the LLM-free predicate guess.
-        use_edge_types: restrict substitution to the triplet's relation (paper default: ignore it).
-        direction: ``any`` (both edge directions) or ``strict`` (as the triplet states).
-        max_rounds: substitution rounds until the candidate sets stop changing.
-        max_candidates: cap per variable's candidate set.
-        backfill: fill up to ``k_max`` with VSS hits below the graph-supported candidates.
-        backfill_on_failure: answer with VSS alone when no triplet could be built.
-        rerank: pointwise LLM rerank of the top ``k_max`` (off when LLM-free).
-        distance_metric: ``cosine``, ``l2`` or ``ip``.
-        relation_bonus: score bonus for triples on the planned relation (ORKG triple ranking).
-        max_hops: hops from a candidate to the triples that support it (ORKG).
-        triple_text: how a supporting triple is written when it is ranked against the question (ORKG): ``ids``
-            (the canonical string) or ``labels``.
-        context: ``paper`` appends the title of the paper a supporting triple belongs to; ``none`` nothing.
-    """
+    """4StepFocus (spec/stark_4step.md §2); parameters:
+    :class:`~hublab.retrievers.methods.four_step_focus.params.FourStepFocusParams`."""
 
     uses_llm = True
     default_pipeline = "four_step_focus_local.yaml"
+    params_type = FourStepFocusParams
 
-    def __init__(
-        self,
-        resources: Resources,
-        *,
-        k_max: Annotated[int, Field(ge=1)] = 20,
-        n_results: Annotated[int, Field(ge=1)] = 20,
-        candidate_types: list[str] | None = None,
-        link_cutoff: Annotated[float, Field(ge=0.0, le=1.0)] = 0.95,
-        link_min_similarity: Annotated[float, Field(ge=-1.0, le=1.0)] = 0.55,
-        predicate_min_similarity: Annotated[float, Field(ge=-1.0, le=1.0)] = 0.25,
-        use_edge_types: bool = False,
-        direction: Literal["any", "strict"] = "any",
-        max_rounds: Annotated[int, Field(ge=1)] = 10,
-        max_candidates: Annotated[int, Field(ge=1)] = 5000,
-        backfill: bool = True,
-        backfill_on_failure: bool = False,
-        rerank: bool = True,
-        distance_metric: Literal["cosine", "l2", "ip"] = "cosine",
-        relation_bonus: Annotated[float, Field(ge=0.0)] = 0.5,
-        max_hops: Annotated[int, Field(ge=1)] = 2,
-        triple_text: TripleText = DEFAULT_TRIPLE_TEXT,
-        context: UnitContext = DEFAULT_CONTEXT,
-    ) -> None:
-        super().__init__(resources)
-        self.k_max = int(k_max)
-        self.n_results = int(n_results)
-        self.types = answer_types(resources.graph, candidate_types)
-        self.link_cutoff = link_cutoff
-        self.link_min_similarity = link_min_similarity
-        self.predicate_min_similarity = predicate_min_similarity
-        self.use_edge_types = use_edge_types
-        self.direction = direction
-        self.max_rounds = max_rounds
-        self.max_candidates = max_candidates
-        self.backfill = backfill
-        self.backfill_on_failure = backfill_on_failure
-        self.rerank = rerank
-        self.metric = distance_metric
-        self.relation_bonus = relation_bonus
-        self.max_hops = int(max_hops)
-        self.triple_text, self.context = triple_text, context
+    def __init__(self, resources: Resources, **params: Any) -> None:
+        super().__init__(resources, **params)
+        self.types = answer_types(resources.graph, self.config.candidate_types)
         self._papers: PaperOf | None = None
         self.skb = resources.graph.answers_with_nodes
         self._nodes: DenseIndex | None = None
@@ -128,14 +63,14 @@ class FourStepFocusRetriever(Ranking, Retriever):
     def nodes(self) -> DenseIndex:
         if self._nodes is None:
             units = node_units(self.resources.graph, types=self.types if self.skb else None, add_rel=True)
-            self._nodes = DenseIndex(self.resources, units, prefix="fsf_nodes", metric=self.metric)
+            self._nodes = DenseIndex(self.resources, units, prefix="fsf_nodes", metric=self.config.distance_metric)
             self._pos = {u.node_id: i for i, u in enumerate(units)}
         return self._nodes
 
     @property
     def linker(self) -> Linker:
         if self._linker is None:
-            self._linker = Linker(list(self.resources.graph.entities()), self.link_cutoff)
+            self._linker = Linker(list(self.resources.graph.entities()), self.config.link_cutoff)
         return self._linker
 
     @property
@@ -165,7 +100,7 @@ class FourStepFocusRetriever(Ranking, Retriever):
         if relation is None and self.predicates and rest.strip():
             sims = self.nodes.similarities(rest, self.predicates)
             best = int(sims.argmax())
-            if float(sims[best]) >= self.predicate_min_similarity:
+            if float(sims[best]) >= self.config.predicate_min_similarity:
                 relation = self.predicates[best]
         target_type = None
         lowered = question.lower()
@@ -223,11 +158,11 @@ class FourStepFocusRetriever(Ranking, Retriever):
     def _neighbours(self, uid: str, relation: str | None, head_side: bool) -> set[str]:
         """Nodes across one edge from ``uid``; ``head_side``: uid is the triplet's head (follow outgoing)."""
         g = self.resources.graph
-        rel = relation if (self.use_edge_types and relation in set(self.predicates)) else None
+        rel = relation if (self.config.use_edge_types and relation in set(self.predicates)) else None
         out: set[str] = set()
-        if self.direction == "any" or head_side:
+        if self.config.direction == "any" or head_side:
             out |= {t.object.uid for t in g.outgoing(uid) if rel is None or t.predicate == rel}
-        if self.direction == "any" or not head_side:
+        if self.config.direction == "any" or not head_side:
             out |= {t.subject.uid for t in g.incoming(uid) if rel is None or t.predicate == rel}
         return out
 
@@ -235,7 +170,7 @@ class FourStepFocusRetriever(Ranking, Retriever):
         ids = self.linker.link(term.name, term.type)
         if not ids and self.nodes.units:
             hits = self.nodes.search(term.name, 1)
-            if hits and hits[0][1] >= self.link_min_similarity:
+            if hits and hits[0][1] >= self.config.link_min_similarity:
                 ids = [hits[0][0].node_id or hits[0][0].key]
                 trace.notes.append(f"linked {term.name!r} by embedding ({hits[0][1]:.2f})")
         if ids:
@@ -284,14 +219,14 @@ class FourStepFocusRetriever(Ranking, Retriever):
             return False
 
         def spread(ids: set[str], rel: str | None, head_side: bool) -> set[str] | None:
-            if len(ids) > self.max_candidates:
+            if len(ids) > self.config.max_candidates:
                 return None  # too broad to constrain anything: bounded
             out: set[str] = set()
             for uid in ids:
                 out |= self._neighbours(uid, rel, head_side)
             return out
 
-        for _ in range(self.max_rounds):
+        for _ in range(self.config.max_rounds):
             changed = False
             for h, rel, t in prepared:
                 if isinstance(h, list) and isinstance(t, str):
@@ -330,7 +265,7 @@ class FourStepFocusRetriever(Ranking, Retriever):
         if target_type:
             for ids in trace.links.values():
                 cands = cands | {u for u in ids if target_type in g.types(u)}
-        if cands or self.max_hops < 2:
+        if cands or self.config.max_hops < 2:
             return cands, subst, (None if cands else why)
         widened: list[Triplet] = []
         changed = False
@@ -379,7 +314,7 @@ class FourStepFocusRetriever(Ranking, Retriever):
             return self._failure(question, why or "empty candidate set", trace)
         if self.skb:
             contexts = self._rank_nodes(question, cands, trace)
-            contexts = self._rerank(question, contexts, trace)[: max(self.n_results, self.k_max)]
+            contexts = self._rerank(question, contexts, trace)[: max(self.config.n_results, self.config.k_max)]
         else:
             contexts = self._rank_triples(question, cands, subst, trace)
             contexts = self._rerank(question, contexts, trace)
@@ -387,10 +322,11 @@ class FourStepFocusRetriever(Ranking, Retriever):
 
     def _failure(self, question: str, reason: str, trace: Trace) -> RetrievalResult:
         trace.notes.append(reason)
-        if not self.backfill_on_failure:
+        if not self.config.backfill_on_failure:
             return empty(reason)
-        ranked = self.nodes.search(question, self.k_max)
-        contexts = node_result_contexts(self.resources.graph, ranked, self.n_results, expand_triples=not self.skb)
+        ranked = self.nodes.search(question, self.config.k_max)
+        contexts = node_result_contexts(self.resources.graph, ranked, self.config.n_results,
+                                        expand_triples=not self.skb)
         for c in contexts:
             c.metadata["graph_supported"] = False
         return RetrievalResult(contexts=contexts, reason=f"{reason}; VSS backfill only")

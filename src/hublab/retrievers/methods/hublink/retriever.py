@@ -79,24 +79,11 @@ class HubLinkRetriever(Retriever):
 
     params_type = HubLinkParams
 
-    def __init__(self, resources: Resources, *, source_linker: SourceLinker | None = None, **params: Any) -> None:
-        super().__init__(resources)
+    def __init__(self, resources: Resources, source_linker: SourceLinker | None = None, **params: Any) -> None:
         if resources.embedder is None or resources.vector_store is None:
             raise InputError("HubLink needs an embedder and a vector store", field="embedder / vector_store")
-        c = self.config = HubLinkParams(**params)
-        self.use_topic = c.use_topic_if_given
-        self.extract_components = c.extract_question_components
-        self.top_paths = int(c.top_paths_to_keep)
-        self.n_hubs = int(c.number_of_hubs)
-        self.filter_output = c.filter_output_context
-        self.alpha = float(c.path_weight_alpha)
-        self.max_level = int(c.max_retrieval_level)
-        self.uniform_hop_count = bool(c.uniform_hop_count)
-        self.max_rounds = int(c.max_global_search_rounds)
-        self.filter_min_similarity = float(c.filter_min_similarity)
-        self.filter_min_keep = int(c.filter_min_keep)
-        self.max_output = c.max_output_triples
-        self.output_ranking = c.output_ranking
+        super().__init__(resources, **params)
+        c = self.config
         unknown = set(c.output_rank_weights or {}) - set(RANKINGS)
         if unknown:
             raise InputError(f"unknown rankings {sorted(unknown)}; expected some of {list(RANKINGS)}",
@@ -104,11 +91,6 @@ class HubLinkRetriever(Retriever):
         self.ranker = OutputRanker(resources.graph, resources.embedder, weights=c.output_rank_weights,
                                    rrf_k=int(c.output_rrf_k), value_boost=float(c.output_value_boost),
                                    polarity_penalty=float(c.output_polarity_penalty))
-        self.max_component_share = c.max_component_share
-        self.output_label_vectors = bool(c.output_label_vectors)
-        self.expand_hubs = int(c.output_expand_hubs)
-        self.max_workers = c.max_workers
-        self.auto_index = c.auto_index
         self.linker: SourceLinker = source_linker or NoLinker()
         hub_types = c.hub_types or [PAPER_TYPE]
         self.detector = HubDetector(resources.graph, hub_types)
@@ -118,7 +100,7 @@ class HubLinkRetriever(Retriever):
         manifest_dir = Path(resources.index_dir or Path(resources.cache_dir or ".cache") / "hublink")
         self.hub_index = HubIndex(resources.graph, resources.embedder, resources.vector_store, resources.llm,
                                   settings, f"hl_{resources.index_name}", manifest_dir, workers=c.max_workers)
-        self.search = HubSearch(resources.vector_store, self.hub_index.collection, self.top_paths,
+        self.search = HubSearch(resources.vector_store, self.hub_index.collection, int(c.top_paths_to_keep),
                                 float(c.diversity_ranking_penalty))
         self._vocab: Vocabulary | None = None
 
@@ -132,7 +114,7 @@ class HubLinkRetriever(Retriever):
         problem = self.hub_index.build_state()
         if problem is None:
             return
-        if not self.auto_index:
+        if not self.config.auto_index:
             raise HubLabError(f"{problem}: run `hublab index` first (or set auto_index: true)")
         self.index(progress=progress)
         problem = self.hub_index.build_state()
@@ -162,8 +144,8 @@ class HubLinkRetriever(Retriever):
 
     def _direct_hubs(self, q: ProcessedQuestion) -> list[Hub]:
         candidates: dict[str, Hub] = {}
-        for _ in range(self.max_rounds):
-            if len(candidates) >= self.n_hubs:
+        for _ in range(self.config.max_global_search_rounds):
+            if len(candidates) >= self.config.number_of_hubs:
                 break
             found = self.search.global_search(q.vectors, list(candidates))
             if not found:
@@ -173,7 +155,8 @@ class HubLinkRetriever(Retriever):
                 for hit in hub.paths.values():
                     cand.add(hit)
         # FILLORREMOVEPATHS (Alg. 13): more than TopPathsToKeep -> prune; fewer -> GETHUBPATHSFORHUB (replace)
-        return prune_hubs(self.search.fill_or_prune(q.vectors, candidates), self.alpha, self.n_hubs)
+        c = self.config
+        return prune_hubs(self.search.fill_or_prune(q.vectors, candidates), c.path_weight_alpha, c.number_of_hubs)
 
     def _hubs_at_level(self, q: ProcessedQuestion, roots: list[str]) -> list[Hub]:
         """GETHUBSATCURRENTLEVEL (Alg. 15) after FINDHUBROOTS, then PRUNEHUBS (Alg. 14 line 12); traced as a
@@ -184,7 +167,7 @@ class HubLinkRetriever(Retriever):
             roots = [r for r in roots if r in indexed]  # hubs without indexed paths are skipped (§4.7)
             hubs: dict[str, Hub] = {}
             self.search.paths_for_hubs(q.vectors, roots, hubs)
-            kept = prune_hubs(hubs, self.alpha, self.n_hubs)
+            kept = prune_hubs(hubs, self.config.path_weight_alpha, self.config.number_of_hubs)
             if sp.recording:
                 sp.set_outputs(hub_documents(kept))
                 sp.set_attributes({"n_indexed_roots": len(roots), "n_hubs": len(kept)})
@@ -200,10 +183,10 @@ class HubLinkRetriever(Retriever):
             return RetrievalResult(reason=problem)
         llm = self.resources.llm
         q = process_question(question, self.resources.embedder, llm=llm, vocab=self.vocab,
-                             extract_components=self.extract_components,
-                             max_component_share=self.max_component_share)
+                             extract_components=self.config.extract_question_components,
+                             max_component_share=self.config.max_component_share)
         fallbacks = list(q.fallbacks)
-        if topic_entity_id and self.use_topic:
+        if topic_entity_id and self.config.use_topic_if_given:
             if graph.entity(topic_entity_id) is None:
                 return RetrievalResult(reason=f"unknown topic entity {topic_entity_id!r}", fallbacks=fallbacks)
             return self._traverse(q, topic_entity_id, fallbacks)
@@ -218,10 +201,10 @@ class HubLinkRetriever(Retriever):
         finder = HubRootFinder(self.resources.graph, self.detector)
         entities = [EntityWithDirection(topic, True), EntityWithDirection(topic, False)]
         last: RetrievalResult | None = None
-        for _level in range(self.max_level):
+        for _level in range(self.config.max_retrieval_level):
             if not entities:
                 break
-            roots, entities = finder.find(entities, uniform_hop_count=self.uniform_hop_count)
+            roots, entities = finder.find(entities, uniform_hop_count=self.config.uniform_hop_count)
             if not roots:
                 continue
             hubs = self._hubs_at_level(q, [r.uid for r in roots])
@@ -255,7 +238,7 @@ class HubLinkRetriever(Retriever):
             return self.hub_index.path_text(paths_to_topic[c.root])
 
         if self.hub_index.llm_path_text:
-            with ThreadPoolExecutor(max_workers=self.max_workers) as pool:
+            with ThreadPoolExecutor(max_workers=self.config.max_workers) as pool:
                 done = list(pool.map(text, todo))
         else:  # the template: no call to wait for, so no thread pool per question
             done = list(map(text, todo))
@@ -277,15 +260,15 @@ class HubLinkRetriever(Retriever):
             if ctx is not None:
                 contexts.append(ctx)
         self._topic_texts(contexts, paths_to_topic, fallbacks)
-        partials, failed = partial_answers(q.question, contexts, llm, max_workers=self.max_workers)
+        partials, failed = partial_answers(q.question, contexts, llm, max_workers=self.config.max_workers)
         fallbacks.extend(failed)
         if not partials:
             return RetrievalResult(reason="no hub produced a partial answer", fallbacks=fallbacks)
         answer, failed = final_answer(q.question, partials, llm)
         fallbacks.extend(failed)
         scored = self._output_triples(q, answer, partials, fallbacks)
-        if self.max_output:
-            scored = scored[: int(self.max_output)]
+        if self.config.max_output_triples:
+            scored = scored[: int(self.config.max_output_triples)]
         parsed = self._parsed([t for t, _ in scored])
         hub_of = self._hub_of_triples(partials)
         ctx = [Context(text=t, triple=parsed.get(t), score=s, metadata={"hub": hub_of.get(t, "")})
@@ -317,10 +300,10 @@ class HubLinkRetriever(Retriever):
 
         def similarity(triples: list[str]) -> list[tuple[str, float | None]]:
             return list(similarity_filter(triples, self._parsed(triples), q.vectors, self.resources.embedder,
-                                          min_similarity=self.filter_min_similarity,
-                                          min_keep=self.filter_min_keep))
+                                          min_similarity=self.config.filter_min_similarity,
+                                          min_keep=self.config.filter_min_keep))
 
-        if llm_free(llm) and self.filter_output and self.output_ranking == "fusion":
+        if llm_free(llm) and self.config.filter_output_context and self.config.output_ranking == "fusion":
             return list(self._fused(q, partials))
         if llm_free(llm):
             ordered: list[str] = []
@@ -330,9 +313,9 @@ class HubLinkRetriever(Retriever):
                     if t not in seen:
                         seen.add(t)
                         ordered.append(t)
-            return similarity(ordered) if self.filter_output else [(t, None) for t in ordered]
+            return similarity(ordered) if self.config.filter_output_context else [(t, None) for t in ordered]
         thesis = thesis_triple_order(partials)
-        if not self.filter_output:
+        if not self.config.filter_output_context:
             return list(thesis)
         kept, failed = llm_filter(q.question, answer, thesis, llm)
         if kept is not None:
@@ -343,8 +326,8 @@ class HubLinkRetriever(Retriever):
     def _fused(self, q: ProcessedQuestion, partials: list[Partial]) -> list[tuple[str, float]]:
         """LLM-free output ranking by fusion (``rerank.py``): every triple of the contributing hubs."""
         hubs = [p.hub for p in partials]
-        if self.expand_hubs:
-            expand = hubs[: self.expand_hubs]
+        if self.config.output_expand_hubs:
+            expand = hubs[: self.config.output_expand_hubs]
             by_hub: dict[str, list[PathEvidence]] = {}
             for rec in self.hub_index.path_records([h.root for h in expand]).values():
                 by_hub.setdefault(rec["hub_root"], []).append(PathEvidence(rec["path_text"], list(rec["triples"]), 0.0))
@@ -358,7 +341,7 @@ class HubLinkRetriever(Retriever):
 
     def _ranking_vectors(self, q: ProcessedQuestion) -> np.ndarray:
         """The query vectors, plus (``output_label_vectors``) one per frequent graph label the question names."""
-        if not (self.output_label_vectors and q.frequent_labels):
+        if not (self.config.output_label_vectors and q.frequent_labels):
             return q.vectors
         extra = np.asarray(self.resources.embedder.embed(q.frequent_labels), dtype=np.float32)
         return np.vstack([np.asarray(q.vectors, dtype=np.float32), extra])
