@@ -68,21 +68,21 @@ def main() -> None:
 
 
 def paired(cfg, limit: int, repeats: int) -> None:
-    """Per question, the runner's ``_run_question`` untraced and traced (order alternating), on one loaded
+    """Per question, the runner's ``run_question`` untraced and traced (order alternating), on one loaded
     pipeline, inside one MLflow run; then the wait for the export queue."""
     import mlflow
 
     from hublab import observability
     from hublab.config import settings
     from hublab.datasets.catalog import load_dataset
-    from hublab.experiment.runner import _run_question
+    from hublab.experiment.question import run_question
     from hublab.pipeline.pipeline import build_pipeline
     from hublab.tracking import mlflow_log, traces
 
     st = settings()
     pairs = load_dataset(st, "gv3_orkg")[:limit]
     pipe = build_pipeline(cfg, "gv3_orkg", st)
-    _run_question(pipe, None, 0, pairs[0], 10)  # warm-up: models, graph, index
+    run_question(pipe, None, 0, pairs[0], 10)  # warm-up: models, graph, index
     exp = mlflow_log.setup(st.root, "bench-tracing-paired")
     off: list[float] = []
     on: list[float] = []
@@ -93,7 +93,7 @@ def paired(cfg, limit: int, repeats: int) -> None:
                 for traced in ((False, True) if i % 2 == 0 else (True, False)):
                     with observability.installed(tracer if traced else None):
                         t0 = time.perf_counter()
-                        _run_question(pipe, None, i, p, 10)
+                        run_question(pipe, None, i, p, 10)
                         (on if traced else off).append(time.perf_counter() - t0)
         t0 = time.perf_counter()
         traces.flush()

@@ -109,7 +109,7 @@ def test_partial_eval_report_goes_elsewhere(project: Path):
 @pytest.mark.slow  # a whole CLI run with its MLflow store: full tier
 def test_partial_compare_report_never_overwrites_the_full_table(project: Path):
     from hublab.config import settings
-    from hublab.experiment.compare import compare_methods, write_report
+    from hublab.experiment.comparison.single_graph import compare_methods, write_report
 
     pipes = project / "pipelines"
     pipes.mkdir()
@@ -255,7 +255,8 @@ def test_cli_exit_code_on_failed_run(project: Path, monkeypatch):
 
 def test_llm_usage_and_time_budget_are_counted_per_question():
     from hublab.datasets.model import QAPair
-    from hublab.experiment.runner import _run_question, aggregate_records
+    from hublab.experiment.aggregate import aggregate_records
+    from hublab.experiment.question import run_question
     from hublab.llm.base import TokenUsage
 
     class FakeLLM:
@@ -276,7 +277,7 @@ def test_llm_usage_and_time_budget_are_counted_per_question():
 
     pair = QAPair(uid="u1", question="q?", golden_answer="g", golden_triples=["(R1,p,R2)"],
                   topic_entity_id=None, topic_entity_value=None)
-    rec = _run_question(FakePipe(), None, 0, pair, 10, question_timeout_s=0.01)
+    rec = run_question(FakePipe(), None, 0, pair, 10, question_timeout_s=0.01)
     assert (rec["n_llm_errors"], rec["n_llm_retries"], rec["n_llm_fallbacks"], rec["llm_cost"]) == (1, 3, 1, 0.25)
     assert rec["timed_out"] and rec["degraded"]
     agg = aggregate_records([rec, rec])

@@ -94,3 +94,24 @@ def test_cli_modules_stay_thin():
     doing library work, or holds several commands that belong in their own modules."""
     long = {p.name: n for p in (SRC / "cli").glob("*.py") if (n := len(p.read_text().splitlines())) > 150}
     assert long == {}
+
+
+#: The only places that import MLflow (issue #32): the tracking layer (the run recorder, the study's and the trained
+#: embedder's runs, the comparison runs), the MLflow GenAI evaluation, and the foundation's ``models:/`` resolver,
+#: which sits below ``embedding`` so that loading a registered embedder never imports the tracking layer.
+MLFLOW_IMPORTERS = ("tracking/", "mlflow_eval/", "model_uri.py")
+
+
+def _imports_mlflow(path: Path) -> bool:
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "mlflow" for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "mlflow":
+            return True
+    return False
+
+
+def test_only_the_tracking_layer_imports_mlflow():
+    found = sorted(str(f.relative_to(SRC)) for f in SRC.rglob("*.py") if _imports_mlflow(f))
+    assert found, "the walk finds the tracking layer's imports"
+    assert [f for f in found if not f.startswith(MLFLOW_IMPORTERS)] == []

@@ -15,8 +15,7 @@ from rich.table import Table
 
 from hublab.datasets.catalog import load_dataset
 from hublab.errors import HubLabError
-from hublab.evaluation.names import HITS_AT_10, MAP_AT_10
-from hublab.experiment.runner import KEY_METRICS
+from hublab.evaluation.names import HITS_AT_10, KEY_METRICS, MAP_AT_10
 from hublab.llm.endpoints import llm_endpoints
 from hublab.llm.estimate import estimate
 from hublab.preflight import bound_tracking_retries, tracking_problem

@@ -12,16 +12,16 @@ from hublab.errors import ServiceUnavailable
 from hublab.experiment.aggregate import SLICE_FIELDS, _retrieval_metrics, is_degraded
 
 
-def _key(i: int, p: QAPair) -> str:
+def record_key(i: int, p: QAPair) -> str:
     """A question's checkpoint key: its position and uid (a dataset may repeat a uid)."""
     return f"{i}:{p.uid}"
 
 
-def _run_question(pipeline, carbon, i: int, p: QAPair, k: int, *, question_timeout_s: float | None = None,
+def run_question(pipeline, carbon, i: int, p: QAPair, k: int, *, question_timeout_s: float | None = None,
                   secrets: list[str] | None = None) -> dict[str, Any]:
     """One question, traced as the root span of its trace (``hublab.observability``; a no-op untracked): inputs
     the question, outputs the answer and retrieved triples, attributes its metrics, runtime and LLM usage."""
-    with observability.span(f"question {_key(i, p)}", observability.CHAIN,
+    with observability.span(f"question {record_key(i, p)}", observability.CHAIN,
                             inputs={"question": p.question, "topic_entity_id": p.topic_entity_id,
                                     "topic_entity_value": p.topic_entity_value},
                             attributes={"uid": p.uid, "index": i}) as sp:
@@ -41,7 +41,7 @@ def _answer_question(pipeline, carbon, i: int, p: QAPair, k: int, *, question_ti
                      secrets: list[str] | None = None) -> dict[str, Any]:
     from hublab.tracking.mlflow_log import scrub
 
-    name = _key(i, p)
+    name = record_key(i, p)
     for llm in pipeline.all_llms():
         llm.reset_usage()
     if carbon is not None:

@@ -16,6 +16,8 @@ from typing import Any
 from hublab.config import Settings
 from hublab.config import settings as load_settings
 from hublab.pipeline.config import PipelineConfig, flatten
+from hublab.tracking.mlflow_log import env_names_in, secret_values
+from hublab.tracking.recorder import RunDescription
 
 
 @dataclass(frozen=True)
@@ -74,9 +76,12 @@ class RunRequest:
     def secrets(self) -> list[str]:
         """Values never written anywhere (secret-looking env vars and those the config names in ``*_env`` keys),
         masked in params, tags, traces, records and artifacts."""
-        from hublab.tracking.mlflow_log import env_names_in, secret_values
-
         return secret_values(env_names_in(self.flat_config))
+
+    def description(self, run_name: str) -> RunDescription:
+        """What the tracking layer's :class:`~hublab.tracking.recorder.RunRecorder` needs of this request."""
+        return RunDescription(self.cfg, self.graph, self.dataset, self.settings, self.experiment_name, run_name,
+                              self.config_hash, self.flat_config, tuple(self.secrets), self.parent_run_id, self.nested)
 
     def display_name(self, scope: str | None = None) -> str:
         """The MLflow run name: the caller's, else ``<pipeline>·<graph>·<dataset>``; a partial run says its scope."""

@@ -21,17 +21,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from hublab.datasets.catalog import check_golden_ids, is_dataset_file, load_dataset
 from hublab.datasets.model import QAPair
 from hublab.errors import InputError
-from hublab.evaluation.names import KEY_METRICS, slice_metric  # noqa: F401 (KEY_METRICS re-exported)
+from hublab.evaluation.names import KEY_METRICS, slice_metric
+from hublab.experiment import question
 from hublab.experiment.aggregate import aggregate_records, slice_metrics
 from hublab.experiment.budget import budgets, failure
 from hublab.experiment.checkpoint import Checkpoint, RunLock
 from hublab.experiment.generation import generation_metrics
 from hublab.experiment.identity import RunIdentity, run_identity
-from hublab.experiment.question import _key, _run_question  # noqa: F401 (re-exported)
 from hublab.experiment.request import RunRequest
+from hublab.llm.base import llm_free
 from hublab.pipeline.config import PipelineConfig
+from hublab.pipeline.pipeline import build_pipeline
+from hublab.pipeline.resources import load_graph
+from hublab.pipeline.validate import name_problem
+from hublab.tracking.carbon import CarbonTracker
+from hublab.tracking.recorder import RunRecorder
 
 log = logging.getLogger(__name__)
 OnQuestion = Callable[[int, int, dict[str, float]], bool]
@@ -102,8 +111,6 @@ def run_experiment(request: RunRequest | PipelineConfig, graph: str | None = Non
 
 
 def _run(req: RunRequest, on_question: OnQuestion | None) -> RunSummary:
-    from hublab.pipeline.validate import name_problem
-
     # the experiment names a folder (mlruns/artifacts/<experiment>); run names are labels only (never a path)
     why = name_problem(req.experiment, "experiment name") if req.experiment is not None else None
     if why:
@@ -135,13 +142,9 @@ def _run(req: RunRequest, on_question: OnQuestion | None) -> RunSummary:
 def _questions(req: RunRequest) -> tuple[list[QAPair], Path]:
     """The dataset's questions and its file: a built-in name (whose graph must be ``req.graph``), or a user's KGQA
     file (.csv in the thesis format, .jsonl) whose golden ids are checked against the graph by content."""
-    from hublab.datasets.catalog import check_golden_ids, is_dataset_file, load_dataset
-
     st = req.settings
     pairs = load_dataset(st, req.dataset)
     if is_dataset_file(req.dataset):
-        from hublab.pipeline.resources import load_graph
-
         check_golden_ids(pairs, load_graph(req.graph, st), dataset=req.dataset, graph_name=req.graph)
         return pairs, Path(req.dataset)
     expected_graph = st.graph_for_dataset(req.dataset)
@@ -161,37 +164,18 @@ def _remove_if_only_lock(run_dir: Path) -> None:
         pass
 
 
-def _mark_killed_if_stale(run_id: str) -> bool:
-    """A run left RUNNING by a killed process (we hold its lock, so nobody is running it): mark it KILLED."""
-    from mlflow.tracking import MlflowClient
-
-    client = MlflowClient()
-    run = client.get_run(run_id)
-    if run.info.status == "RUNNING":
-        client.set_terminated(run_id, status="KILLED")
-        client.set_tag(run_id, "hublab.killed_detected", "left RUNNING by a killed process; marked KILLED, resumed")
-        return True
-    return False
-
-
 def _run_locked(req: RunRequest, plan: _Plan, ident: RunIdentity, ckpt: Checkpoint,
                 on_question: OnQuestion | None, dataset_input: tuple[list[QAPair], Path]) -> RunSummary:
-    import mlflow
-
-    from hublab.tracking import mlflow_log
-
     pairs = plan.pairs
     done = ckpt.load() if req.resume else {}
     # questions that ended in an error are retried on resume (an error is not a result)
     done = {key: r for key, r in done.items() if not r.get("error")}
-    pending = [(i, p) for i, p in enumerate(pairs) if _key(i, p) not in done]
+    pending = [(i, p) for i, p in enumerate(pairs) if question.record_key(i, p) not in done]
     # 2. everything that can be refused by another process (Milvus Lite file lock) or by bad inputs, before
     #    MLflow and the checkpoint are touched
     pipeline = None
     index_build_s: float | None = None
     if pending:
-        from hublab.pipeline.pipeline import build_pipeline
-
         pipeline = build_pipeline(req.cfg, req.graph, req.settings)
         # a partial index is resumed (or refused), and one a method builds lazily is built, before any question
         # runs: timed apart, so the per-question runtime is the questions' own (the build is index_build_s)
@@ -201,80 +185,50 @@ def _run_locked(req: RunRequest, plan: _Plan, ident: RunIdentity, ckpt: Checkpoi
     if not req.resume:
         ckpt.reset()
     state = ckpt.state()
-    exp_id = mlflow_log.setup(req.settings.root, req.experiment_name)
-    run_id = state.get("run_id") if req.resume else None
-    killed = False
-    if run_id:
-        try:
-            killed = _mark_killed_if_stale(run_id)
-        except Exception:
-            run_id = None
     t_start = time.perf_counter()
-    run = mlflow.start_run(run_id=run_id, experiment_id=None if run_id else exp_id,
-                           run_name=None if run_id else req.display_name(None if ident.full else ident.scope),
-                           nested=req.nested, parent_run_id=req.parent_run_id)
-    try:
-        _log_start(req, run, ident, ckpt, pipeline, new=not run_id, killed=killed, dataset_input=dataset_input)
-        answered = _answer_pending(req, run, pipeline, plan, pending, done, ckpt, t_start, on_question)
-        summary = _finish(req, run, plan, ident, ckpt, answered, n_done_before=len(done), pending=bool(pending),
+    rec = RunRecorder.open(req.description(req.display_name(None if ident.full else ident.scope)),
+                           state.get("run_id") if req.resume else None)
+    with rec.ending_on_error():
+        _log_start(req, rec, ident, ckpt, pipeline, dataset_input=dataset_input)
+        answered = _answer_pending(req, rec, pipeline, plan, pending, done, ckpt, t_start, on_question)
+        summary = _finish(req, rec, plan, ident, ckpt, answered, n_done_before=len(done), pending=bool(pending),
                           t_start=t_start, index_build_s=index_build_s)
-    except BaseException as exc:
-        mlflow.end_run("KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED")
-        raise
-    mlflow.end_run("FAILED" if summary.failed else "FINISHED")
+    rec.end("FAILED" if summary.failed else "FINISHED")
     return summary
 
 
-def _log_start(req: RunRequest, run: Any, ident: RunIdentity, ckpt: Checkpoint, pipeline: Any, *, new: bool,
-               killed: bool, dataset_input: tuple[list[QAPair], Path]) -> None:
+def _log_start(req: RunRequest, rec: RunRecorder, ident: RunIdentity, ckpt: Checkpoint, pipeline: Any, *,
+               dataset_input: tuple[list[QAPair], Path]) -> None:
     """A new run's params and dataset input; every session's tags and the prompt versions its LLM steps send."""
-    import mlflow
-
-    from hublab.tracking import mlflow_log, run_inputs
-
-    if new:
-        ckpt.save_state({"run_id": run.info.run_id, "identity": ident.as_dict()})
-        params = mlflow_log.safe_params(req.flat_config, req.secrets)
-        params.update({"graph": req.graph, "dataset": req.dataset, "config_hash": req.config_hash,
-                       "limit": str(ident.limit), "run_identity": ident.run_id})
-        mlflow.log_params(params)
-        _best_effort("logging the dataset input", run_inputs.log_dataset_input, dataset_input[0], req.dataset,
-                     dataset_input[1], scope=ident.scope)
+    if rec.new:
+        ckpt.save_state({"run_id": rec.run_id, "identity": ident.as_dict()})
+        rec.log_run_params({"graph": req.graph, "dataset": req.dataset, "config_hash": req.config_hash,
+                            "limit": ident.limit, "run_identity": ident.run_id})
+        rec.best_effort("logging the dataset input", rec.log_dataset_input, dataset_input[0], dataset_input[1],
+                        scope=ident.scope)
     embedder = getattr(pipeline.retriever.resources.embedder, "name", None) if pipeline is not None else None
-    tags = {"hublab.retriever": req.cfg.retriever_type, "hublab.pipeline": req.cfg.name, **ident.tags(),
-            **run_inputs.run_tags(req.cfg, req.graph, req.dataset, embedder)}
-    if killed:
+    tags = {**rec.run_tags(embedder), **ident.tags()}
+    if rec.killed:
         tags["hublab.resumed_after_kill"] = "true"
-    mlflow.set_tags(mlflow_log.safe_tags(tags, req.secrets))
+    rec.set_tags(tags)
     if pipeline is not None and _has_llm(pipeline):  # the prompt versions this run's LLM steps send
-        from hublab.tracking.prompt_registry import register_and_link
-
-        root = req.settings.root
-        _best_effort("registering the prompts", register_and_link, req.cfg, run.info.run_id,
-                     lock_dir=root / "mlruns" if (root / "mlruns").is_dir() else None)
+        rec.best_effort("registering the prompts", rec.register_prompts)
 
 
-def _answer_pending(req: RunRequest, run: Any, pipeline: Any, plan: _Plan, pending: list[tuple[int, QAPair]],
+def _answer_pending(req: RunRequest, rec: RunRecorder, pipeline: Any, plan: _Plan, pending: list[tuple[int, QAPair]],
                     done: dict[str, dict[str, Any]], ckpt: Checkpoint, t_start: float,
                     on_question: OnQuestion | None) -> _Answered:
     """The questions not finished yet, in order, each checkpointed as it ends; stops when the run budget runs out
     or ``on_question`` says so. Carbon is measured per question and for the whole session."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    from hublab.tracking import traces
-
     pairs, limits = plan.pairs, plan.limits
     out = _Answered(dict(done))
     if pending:
-        from hublab.tracking.carbon import CarbonTracker
-
         out.carbon = CarbonTracker(str(req.settings.section("tracking").get("country_iso_code", "DEU")),
                                    enabled=req.track_carbon, output_dir=str(ckpt.dir))
     try:
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                       TimeRemainingColumn(), disable=not req.progress) as bar, \
-                traces.run_tracer(run.info.run_id, run.info.experiment_id, req.secrets,
-                                  enabled=req.trace and bool(pending)):
+                rec.tracer(enabled=req.trace and bool(pending)):
             task = bar.add_task(f"{req.cfg.name} on {req.dataset}", total=len(pairs),
                                 completed=len(pairs) - len(pending))
             run_budget = limits["run_timeout_s"]
@@ -282,13 +236,13 @@ def _answer_pending(req: RunRequest, run: Any, pipeline: Any, plan: _Plan, pendi
                 if run_budget is not None and time.perf_counter() - t_start > run_budget:
                     out.budget_hit = True
                     break
-                rec = _run_question(pipeline, out.carbon, i, p, plan.k, question_timeout_s=limits["question_timeout_s"],
-                                    secrets=req.secrets)
+                rec = question.run_question(pipeline, out.carbon, i, p, plan.k,
+                                            question_timeout_s=limits["question_timeout_s"], secrets=req.secrets)
                 ckpt.append(rec)
                 out.finished[rec["key"]] = rec
                 bar.advance(task)
                 if on_question is not None:
-                    sel = [out.finished[_key(j, q)] for j, q in enumerate(pairs) if _key(j, q) in out.finished]
+                    sel = _in_order(pairs, out.finished)
                     if on_question(len(sel), len(pairs), aggregate_records(sel)):
                         out.stopped = True
                         break
@@ -298,16 +252,12 @@ def _answer_pending(req: RunRequest, run: Any, pipeline: Any, plan: _Plan, pendi
     return out
 
 
-def _finish(req: RunRequest, run: Any, plan: _Plan, ident: RunIdentity, ckpt: Checkpoint,
+def _finish(req: RunRequest, rec: RunRecorder, plan: _Plan, ident: RunIdentity, ckpt: Checkpoint,
             answered: _Answered, *, n_done_before: int, pending: bool, t_start: float,
             index_build_s: float | None = None) -> RunSummary:
     """Generation metrics, run metrics, slices, verdict and artifacts of the records so far, logged to the run."""
-    import mlflow
-
-    from hublab.tracking import mlflow_log
-
     pairs, finished, stopped = plan.pairs, answered.finished, answered.stopped
-    records = [finished[_key(i, p)] for i, p in enumerate(pairs) if _key(i, p) in finished]
+    records = _in_order(pairs, finished)
     skipped = {} if (stopped or answered.budget_hit) else generation_metrics(req.cfg, records, req.settings)
     if not stopped and any(r.get("generation_done") for r in records):
         ckpt.rewrite(list(finished.values()))
@@ -323,46 +273,29 @@ def _finish(req: RunRequest, run: Any, plan: _Plan, ident: RunIdentity, ckpt: Ch
         metrics["session_emissions_per_question"] = (session.emissions or 0.0) / n_run
         metrics["session_energy_per_question"] = (session.total_energy_consumption or 0.0) / n_run
     failed, reason = failure(metrics, plan.limits, answered.budget_hit, len(records), len(pairs))
-    mlflow.log_metrics(mlflow_log.finite_metrics(metrics))
+    rec.log_metrics(metrics)
     slices = slice_metrics(records)
     for f, groups in slices.items():
         for v, m in groups.items():
-            mlflow.log_metrics({slice_metric(name_, f, v): m[name_] for name_ in KEY_METRICS if name_ in m})
+            rec.log_metrics({slice_metric(name_, f, v): m[name_] for name_ in KEY_METRICS if name_ in m})
     if skipped:
-        mlflow.set_tags(mlflow_log.safe_tags({f"skipped.{k_}": why[:500] for k_, why in skipped.items()},
-                                             req.secrets))
+        rec.set_tags({f"skipped.{k_}": why[:500] for k_, why in skipped.items()})
     if answered.carbon is not None:
-        mlflow.set_tag("carbon.energy", "measured (RAPL)" if answered.carbon.measured else "estimated (no RAPL)")
+        rec.set_tags({"carbon.energy": "measured (RAPL)" if answered.carbon.measured else "estimated (no RAPL)"})
     if failed:
-        mlflow.set_tags(mlflow_log.safe_tags({"hublab.failure": reason}, req.secrets))
+        rec.set_tags({"hublab.failure": reason})
     if req.log_artifacts and not stopped:
-        from hublab.tracking.artifacts import log_run_artifacts
-
-        log_run_artifacts(req.cfg, records, metrics, slices, ckpt.dir, graph=req.graph, dataset=req.dataset,
-                          settings=req.settings, config_hash=req.config_hash, identity=ident.as_dict(),
-                          secrets=req.secrets)
-    return RunSummary(metrics, run.info.run_id, req.config_hash, len(records), time.perf_counter() - t_start,
+        rec.log_artifacts(records, metrics, slices, ckpt.dir, ident.as_dict())
+    return RunSummary(metrics, rec.run_id, req.config_hash, len(records), time.perf_counter() - t_start,
                       records, stopped, str(ckpt.dir), skipped, ident.as_dict(), ident.scope, failed, reason,
-                      index_build_s, run.info.experiment_id)
+                      index_build_s, rec.experiment_id)
 
 
-def _best_effort(what: str, fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
-    """Run-metadata logging that must not stop an experiment (a tracking server without a prompt registry, …):
-    a failure is logged, and tagged ``hublab.tracking_error``."""
-    import mlflow
-
-    try:
-        return fn(*args, **kw)
-    except Exception as exc:  # noqa: BLE001
-        log.warning("%s failed: %s", what, exc)
-        try:
-            mlflow.set_tag("hublab.tracking_error", f"{what}: {type(exc).__name__}: {exc}"[:500])
-        except Exception:  # noqa: BLE001
-            pass
-        return None
+def _in_order(pairs: list[QAPair], finished: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The finished records, in the dataset's order."""
+    keys = (question.record_key(i, p) for i, p in enumerate(pairs))
+    return [finished[k] for k in keys if k in finished]
 
 
-def _has_llm(pipeline) -> bool:
-    from hublab.llm.base import llm_free
-
+def _has_llm(pipeline: Any) -> bool:
     return any(not llm_free(llm) for llm in pipeline.all_llms())

@@ -8,13 +8,12 @@ negative). CUDA when present (``device: auto``), else CPU.
 
 Measured before and after training, on the held-out papers' generated questions: the MNRL validation loss and
 MRR@10 of each question's positive among all held-out positives. Everything is logged to one MLflow run, and the
-model is logged as a ``sentence_transformers`` model and registered (``training/registry.py``).
+model is logged as a ``sentence_transformers`` model and registered (``tracking/embedder_runs.py``).
 """
 
 from __future__ import annotations
 
 import json
-import math
 import random
 import time
 from dataclasses import asdict, dataclass, field, fields
@@ -24,6 +23,7 @@ from typing import Any
 from hublab.config import ORKG_GRAPH
 from hublab.errors import InputError
 from hublab.graph.base import KnowledgeGraph
+from hublab.tracking.embedder_runs import log_training_run
 from hublab.training.questions import TrainPair, cap, generate_pairs, split_by_paper
 
 
@@ -278,23 +278,12 @@ def train_embedder(graphs: dict[str, KnowledgeGraph], cfg: TrainConfig, root: Pa
 
 def _log(res: TrainResult, cfg: TrainConfig, model: Any, train: list[TrainPair], val: list[TrainPair],
          root: Path) -> None:
-    import mlflow
-
-    from hublab.tracking.mlflow_log import setup
-    from hublab.training.registry import log_and_register
-
-    exp_id = setup(root, cfg.experiment)
-    with mlflow.start_run(experiment_id=exp_id, run_name=f"train-{cfg.name}") as run:
-        mlflow.log_params({f"train.{k}": json.dumps(v) if isinstance(v, list) else v for k, v in asdict(cfg).items()})
-        mlflow.set_tags({"hublab.kind": "train", "hublab.embedder_identity": res.identity, "hublab.device": res.device})
-        now = int(time.time() * 1000)
-        from mlflow.entities import Metric
-
-        mlflow.MlflowClient().log_batch(run.info.run_id, metrics=[
-            Metric("train_loss", v, now, i) for i, v in enumerate(res.train_losses)])
-        mlflow.log_metrics({k: v for k, v in res.metrics().items() if math.isfinite(v)})
-        mlflow.log_dict({"train_sample": [asdict(p) for p in train[:50]], "val_sample": [asdict(p) for p in val[:50]]},
-                        "generated_pairs_sample.json")
-        reg = log_and_register(model, name=cfg.name, register=cfg.register, identity=res.identity)
-        res.run_id = run.info.run_id
-        res.model_uri, res.registered_model, res.version = reg["model_uri"], reg["registered_model"], reg["version"]
+    logged = log_training_run(
+        root, cfg.experiment, f"train-{cfg.name}",
+        params={f"train.{k}": json.dumps(v) if isinstance(v, list) else v for k, v in asdict(cfg).items()},
+        tags={"hublab.kind": "train", "hublab.embedder_identity": res.identity, "hublab.device": res.device},
+        loss_curve=res.train_losses, metrics=res.metrics(),
+        samples={"train_sample": [asdict(p) for p in train[:50]], "val_sample": [asdict(p) for p in val[:50]]},
+        model=model, model_name=cfg.name, register=cfg.register, identity=res.identity)
+    res.run_id, res.model_uri = logged.run_id, logged.model_uri
+    res.registered_model, res.version = logged.registered_model, logged.version

@@ -18,7 +18,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import time
+import uuid
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -26,11 +29,27 @@ from pathlib import Path
 from typing import Any
 
 import optuna
+import yaml
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from hublab.config import Settings
+from hublab.config import settings as load_settings
 from hublab.errors import InputError
 from hublab.evaluation import names
-from hublab.tuning.storage import DEFAULT_GRACE_S, DEFAULT_HEARTBEAT_S, redact_url
+from hublab.pipeline.config import load_pipeline
+from hublab.tracking import mlflow_log
+from hublab.tracking.study_runs import UID_TAG, ParentRun, StudyRuns
+from hublab.tuning.report import write_outputs
+from hublab.tuning.runner_eval import runner_evaluator
+from hublab.tuning.space import (
+    applicable,
+    check_space,
+    require_grid,
+    set_path,
+    space_from_pipeline,
+    space_from_thesis_json,
+)
+from hublab.tuning.storage import DEFAULT_GRACE_S, DEFAULT_HEARTBEAT_S, file_lock, redact_url
 from hublab.tuning.study import WORKER, Evaluator, StudyResult, StudySpec, fresh_study, run_study
 
 PARENT_ATTR = "mlflow_parent_run_id"
@@ -106,9 +125,6 @@ class TuneOutcome:
 
 def _setup_experiment(root: Path, experiment: str) -> str:
     """mlflow_log.setup, tolerating a concurrent worker creating the same experiment first."""
-    from hublab.tracking import mlflow_log
-    from hublab.tuning.storage import file_lock
-
     for attempt in range(5):
         try:  # the lock: workers starting together on a new project race creating MLflow's tables
             with file_lock(root / "mlruns" / "mlflow.db"):
@@ -122,8 +138,6 @@ def _setup_experiment(root: Path, experiment: str) -> str:
 
 def _running_trials(study: optuna.Study) -> int:
     """Trials of the study still held by a live worker (after failing those whose heartbeat went stale)."""
-    import warnings
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
         optuna.storages.fail_stale_trials(study)
@@ -134,7 +148,7 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def parent_run_setup(client: Any, experiment_id: str, spec: StudySpec, params: dict[str, str],
+def parent_run_setup(runs: StudyRuns, spec: StudySpec, params: dict[str, str],
                      on_recovered: Callable[[], None] | None = None) -> Callable[[optuna.Study], str]:
     """The ``setup`` hook for :func:`run_study`: find or create the study's parent run (under the study lock).
 
@@ -143,24 +157,12 @@ def parent_run_setup(client: Any, experiment_id: str, spec: StudySpec, params: d
     in this MLflow store tagged with the study's id (a worker whose MLflow store is not the one the attr
     points to), else a new one. A study recreated under an old name has a new id, so never another's parent.
     """
-    import uuid
-
-    from mlflow.entities import Param
-
-    def find(study: optuna.Study, uid: str) -> Any:
+    def find(study: optuna.Study, uid: str) -> ParentRun | None:
         run_id = study.user_attrs.get(PARENT_ATTR)
-        if run_id:
-            try:
-                run = client.get_run(run_id)
-            except Exception:  # noqa: BLE001 - not in this MLflow store
-                run = None
-            if run is not None and run.info.lifecycle_stage != "deleted" and \
-                    run.data.tags.get("hublab.study_uid", uid) == uid:
-                return run
-        found = client.search_runs([experiment_id], filter_string=f"tags.`hublab.study_uid` = '{uid}'",
-                                   order_by=["attributes.start_time ASC"], max_results=5)
-        found = [r for r in found if "mlflow.parentRunId" not in r.data.tags]
-        return found[0] if found else None
+        run = runs.get(run_id) if run_id else None
+        if run is not None and not run.deleted and run.tags.get(UID_TAG, uid) == uid:
+            return run
+        return runs.find_by_uid(uid)
 
     def setup(study: optuna.Study) -> str:
         uid = study.user_attrs.get("hublab_uid")
@@ -168,35 +170,32 @@ def parent_run_setup(client: Any, experiment_id: str, spec: StudySpec, params: d
             uid = uuid.uuid4().hex
             study.set_user_attr("hublab_uid", uid)
         run = find(study, uid)
-        if run is not None and run.info.status == "RUNNING" and _running_trials(study) == 0:
+        if run is not None and run.status == "RUNNING" and _running_trials(study) == 0:
             # left RUNNING by a worker that was killed (no trial of the study has a live heartbeat)
-            client.set_terminated(run.info.run_id, "KILLED")
-            client.set_tag(run.info.run_id, "hublab.recovered",
-                           f"{_now()}: was RUNNING with no live worker; marked KILLED, resumed by {WORKER}")
+            runs.mark_killed(run.run_id, f"{_now()}: was RUNNING with no live worker; marked KILLED, resumed by "
+                                         f"{WORKER}")
             if on_recovered is not None:
                 on_recovered()
         if run is None:
-            run = client.create_run(experiment_id, run_name=f"study {spec.name} ({spec.mode})",
-                                    tags={"hublab.study": spec.name, "hublab.mode": spec.mode,
-                                          "hublab.study_uid": uid})
-            client.log_batch(run.info.run_id, params=[Param(k, v[:6000]) for k, v in params.items()])
+            run_id = runs.create(f"study {spec.name} ({spec.mode})", {"hublab.study": spec.name,
+                                                                      "hublab.mode": spec.mode, UID_TAG: uid}, params)
         else:
-            client.update_run(run.info.run_id, status="RUNNING")
-            if "hublab.study_uid" not in run.data.tags:  # a parent made before study ids existed
-                client.set_tag(run.info.run_id, "hublab.study_uid", uid)
-        if study.user_attrs.get(PARENT_ATTR) is None or study.user_attrs.get(PARENT_ATTR) == run.info.run_id or \
-                _deleted_here(client, study.user_attrs.get(PARENT_ATTR)):
-            study.set_user_attr(PARENT_ATTR, run.info.run_id)
-        return run.info.run_id
+            run_id = run.run_id
+            runs.reopen(run_id)
+            if UID_TAG not in run.tags:  # a parent made before study ids existed
+                runs.set_tag(run_id, UID_TAG, uid)
+        attr = study.user_attrs.get(PARENT_ATTR)
+        if attr is None or attr == run_id or _deleted_here(runs, attr):
+            study.set_user_attr(PARENT_ATTR, run_id)
+        return run_id
 
     return setup
 
 
-def _deleted_here(client: Any, run_id: str) -> bool:
-    try:
-        return client.get_run(run_id).info.lifecycle_stage == "deleted"
-    except Exception:  # noqa: BLE001 - not in this store: another store's parent, keep the attr
-        return False
+def _deleted_here(runs: StudyRuns, run_id: str) -> bool:
+    """The run is in this store and deleted (a run of another store is another store's parent: keep the attr)."""
+    run = runs.get(run_id)
+    return run is not None and run.deleted
 
 
 def base_identity(base: dict[str, Any], graph: str, dataset: str, limit: int | None) -> str:
@@ -210,11 +209,6 @@ def base_identity(base: dict[str, Any], graph: str, dataset: str, limit: int | N
 
 def run_tune(req: TuneRequest, *, settings: Settings | None = None, evaluator: Evaluator | None = None) -> TuneOutcome:
     """Run, resume or join the study ``req.study``; write its outputs; return the result."""
-    from mlflow.tracking import MlflowClient
-
-    from hublab.config import settings as load_settings
-    from hublab.tuning.runner_eval import runner_evaluator
-
     st = settings or load_settings()
     if req.index_dir is not None:
         paths = {**st.section("paths"), "indices": str(Path(req.index_dir).resolve())}
@@ -235,11 +229,11 @@ def run_tune(req: TuneRequest, *, settings: Settings | None = None, evaluator: E
         fresh_study(spec)
     experiment = req.experiment or f"tune-{req.study}"
     exp_id = _setup_experiment(st.root, experiment)
-    client = MlflowClient(st.tracking_uri())
+    runs = StudyRuns(st.tracking_uri(), exp_id)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
 
     recovered: list[bool] = []
-    setup = parent_run_setup(client, exp_id, spec, {
+    setup = parent_run_setup(runs, spec, {
         "study": req.study, "mode": req.mode, "dataset": req.dataset, "graph": graph,
         "objectives": ",".join(objectives), "pipeline": str(req.pipeline), "storage": redact_url(storage),
         "factors": ",".join(f.path for f in space.factors)}, on_recovered=lambda: recovered.append(True))
@@ -259,28 +253,18 @@ def run_tune(req: TuneRequest, *, settings: Settings | None = None, evaluator: E
             result = run_study(spec, base, space, evaluator, setup=locked_setup, on_progress=on_progress)
     except BaseException as exc:
         if parent:
-            _end_parent(client, parent[-1], opened[-1], "KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED")
+            _end_parent(runs, parent[-1], opened[-1], "KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED")
         raise
     parent_id = parent[-1]
     out_dir = req.output_dir or (st.root / "outputs" / "studies" / req.study)
-    written = _publish(client, parent_id, result, base, out_dir)
-    _end_parent(client, parent_id, result.study, "FINISHED")
+    written = _publish(runs, parent_id, result, base, out_dir)
+    _end_parent(runs, parent_id, result.study, "FINISHED")
     return TuneOutcome(result, spec, out_dir, experiment, parent_id, written, bool(recovered))
 
 
 def _base_and_space(req: TuneRequest) -> tuple[dict[str, Any], Any]:
     """The study's base config (the pipeline with ``req.base_overrides``) and its checked search space: the
     pipeline's ``search_space`` or the thesis's parameter file, only the factors that apply to the base."""
-    from hublab.pipeline.config import load_pipeline
-    from hublab.tuning.space import (
-        applicable,
-        check_space,
-        require_grid,
-        set_path,
-        space_from_pipeline,
-        space_from_thesis_json,
-    )
-
     cfg = load_pipeline(req.pipeline)
     base = cfg.to_dict()
     for path, value in req.base_overrides.items():
@@ -298,35 +282,22 @@ def _base_and_space(req: TuneRequest) -> tuple[dict[str, Any], Any]:
     return base, space
 
 
-def _publish(client: Any, parent_id: str, result: StudyResult, base: dict[str, Any], out_dir: Path) -> list[Path]:
+def _publish(runs: StudyRuns, parent_id: str, result: StudyResult, base: dict[str, Any], out_dir: Path) -> list[Path]:
     """The study's tables and base pipeline under ``out_dir``, logged to its parent run with the best trial's
     metrics (``best.*``) and the number of trials still pending; returns the files written."""
-    import yaml
-
-    from hublab.tracking import mlflow_log
-    from hublab.tuning.report import write_outputs
-
     paths = write_outputs(result, out_dir)
     base_yaml = out_dir / "base_pipeline.yaml"
     _atomic_write(base_yaml, yaml.safe_dump(base, sort_keys=False))
-    for p in paths:
-        client.log_artifact(parent_id, str(p))
-    if result.best:
-        from mlflow.entities import Metric
-
-        ts = int(time.time() * 1000)
-        client.log_batch(parent_id, metrics=[Metric(k, v, ts, 0) for k, v in mlflow_log.finite_metrics(
-            {f"best.{k}": v for k, v in result.best["metrics"].items()}).items()])
-    client.set_tag(parent_id, "hublab.pending_trials", str(len(result.pending)))
+    runs.publish(parent_id, paths, result.best["metrics"] if result.best else None, len(result.pending))
     return [*paths, base_yaml]
 
 
-def _end_parent(client: Any, run_id: str, study: optuna.Study, status: str) -> None:
+def _end_parent(runs: StudyRuns, run_id: str, study: optuna.Study, status: str) -> None:
     """End the parent run unless another worker still runs a trial of the study (it ends it later)."""
     with contextlib.suppress(Exception):
         if _running_trials(study):
             return
-        client.set_terminated(run_id, status)
+        runs.end(run_id, status)
 
 
 @contextlib.contextmanager
@@ -335,8 +306,6 @@ def _progress(enabled: bool, title: str):
     if not enabled:
         yield None
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), transient=False) as bar:
         task = bar.add_task(title, total=None)
@@ -348,8 +317,6 @@ def _progress(enabled: bool, title: str):
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    import os
-
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(text)
     tmp.replace(path)

@@ -10,11 +10,16 @@ study's parent. :func:`_detach_foreign_run` makes such a trial start a new run u
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 from hublab.config import Settings
 from hublab.evaluation import names
+from hublab.experiment.checkpoint import Checkpoint
+from hublab.experiment.request import RunRequest
+from hublab.experiment.runner import run_experiment
 from hublab.pipeline.config import PipelineConfig
+from hublab.tracking.run_lookup import parent_of
 from hublab.tuning.study import RECALL, TrialRequest
 
 #: Objectives a trial's retrieval records give without any generation metric (a study over only these skips them).
@@ -46,11 +51,6 @@ def runner_evaluator(graph: str, dataset: str, *, limit: int | None, experiment:
                      log_artifacts: bool = True, objectives: Sequence[str] | None = None):
     """``objectives``: every objective of the study (default: ``objective`` alone), so that a trial computes the
     generation metrics only where one of them may need them."""
-    from functools import partial
-
-    from hublab.experiment.request import RunRequest
-    from hublab.experiment.runner import run_experiment
-
     # what every trial's run shares, decided once for the study; a trial adds its config, name and parent run
     study_run = partial(RunRequest, graph=graph, dataset=dataset, settings=settings, limit=limit,
                         experiment=experiment, progress=False, track_carbon=track_carbon, trace=False,
@@ -85,10 +85,6 @@ def _detach_foreign_run(settings: Settings, config_hash: str, parent_run_id: str
     Note: this knows the runner's checkpoint layout (outputs/runs/<config hash>/state.json); the runner
     itself should start a new run when ``parent_run_id`` differs from the checkpointed run's parent.
     """
-    from mlflow.tracking import MlflowClient
-
-    from hublab.experiment.runner import Checkpoint
-
     directory = settings.root / "outputs" / "runs" / config_hash
     if not (directory / "state.json").exists():
         return
@@ -97,10 +93,6 @@ def _detach_foreign_run(settings: Settings, config_hash: str, parent_run_id: str
     run_id = state.get("run_id")
     if not run_id:
         return
-    try:
-        run = MlflowClient(settings.tracking_uri()).get_run(run_id)
-        owner = run.data.tags.get("mlflow.parentRunId")
-    except Exception:  # noqa: BLE001 - a run that cannot be read is not ours either; the runner makes a new one
-        owner = None
+    owner = parent_of(settings.tracking_uri(), run_id)  # None: a run that cannot be read is not ours either
     if owner != parent_run_id:
         ckpt.save_state({k: v for k, v in state.items() if k != "run_id"})

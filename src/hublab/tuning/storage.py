@@ -140,6 +140,14 @@ def study_lock(storage: RDBStorage, name: str) -> Iterator[None]:
         yield
 
 
+#: backend → (acquire, release) of a session-level named lock; PostgreSQL's takes a 64-bit key, MySQL's a name
+_SERVER_LOCKS = {
+    "postgresql": ("SELECT pg_advisory_lock(:n)", "SELECT pg_advisory_unlock(:n)"),
+    "mysql": ("SELECT GET_LOCK(:n, -1)", "SELECT RELEASE_LOCK(:n)"),
+    "mariadb": ("SELECT GET_LOCK(:n, -1)", "SELECT RELEASE_LOCK(:n)"),
+}
+
+
 @contextlib.contextmanager
 def _server_lock(engine: Any, name: str, local_key: str) -> Iterator[None]:
     """A session-level named lock on the database server (advisory lock on PostgreSQL, ``GET_LOCK`` on MySQL);
@@ -148,23 +156,16 @@ def _server_lock(engine: Any, name: str, local_key: str) -> Iterator[None]:
 
     backend = engine.dialect.name
     key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
-    if backend == "postgresql":
+    if backend in _SERVER_LOCKS:
+        acquire, release = _SERVER_LOCKS[backend]
+        lock_id: int | str = key if backend == "postgresql" else f"hublab-{key & 0xFFFFFFFF:x}"
         with engine.connect() as conn:
-            conn.execute(sqlalchemy.text("SELECT pg_advisory_lock(:k)"), {"k": key})
+            conn.execute(sqlalchemy.text(acquire), {"n": lock_id})
             try:
                 yield
             finally:
-                conn.execute(sqlalchemy.text("SELECT pg_advisory_unlock(:k)"), {"k": key})
+                conn.execute(sqlalchemy.text(release), {"n": lock_id})
                 conn.commit()
-        return
-    if backend in ("mysql", "mariadb"):
-        lock_name = f"hublab-{key & 0xFFFFFFFF:x}"
-        with engine.connect() as conn:
-            conn.execute(sqlalchemy.text("SELECT GET_LOCK(:n, -1)"), {"n": lock_name})
-            try:
-                yield
-            finally:
-                conn.execute(sqlalchemy.text("SELECT RELEASE_LOCK(:n)"), {"n": lock_name})
         return
     lock = _local_locks.setdefault(local_key, threading.Lock())
     with lock:
