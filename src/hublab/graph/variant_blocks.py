@@ -173,12 +173,18 @@ def _deep_evidence(a: Annotation, link: str | None) -> Callable[[Sink, Knowledge
     return fill
 
 
-def deep_blocks(paper: Paper) -> dict[str, list[DeepBlock]]:
+def _checked(paper: Paper) -> tuple[Annotation, dict[str, ResearchObject]]:
+    """The paper's annotation (its classes, levels and threats checked against the known values) and its research
+    objects by ordinal."""
     a = paper.annotation
     _need(a.paper_classes, PAPER_CLASSES, paper, "Meta Data.Paper class")
     _need(a.research_levels, RESEARCH_LEVELS, paper, "Meta Data.Research Level")
     _need(a.threats, THREATS, paper, "Validity.Threats To Validity")
-    ros = {ro.ordinal: ro for ro in a.research_objects}
+    return a, {ro.ordinal: ro for ro in a.research_objects}
+
+
+def deep_blocks(paper: Paper) -> dict[str, list[DeepBlock]]:
+    a, ros = _checked(paper)
     blocks: dict[str, list[DeepBlock]] = {
         "paper_class": [("paper class", "Paper Class", _bool_list(PAPER_CLASSES, a.paper_classes))],
         "research_level": [("research level", "Research Level", _bool_list(RESEARCH_LEVELS, a.research_levels))],
@@ -215,11 +221,7 @@ def _flat_research_object(ro: ResearchObject) -> FlatBlock:
 
 
 def flat_blocks(paper: Paper) -> dict[str, list[FlatBlock]]:
-    a = paper.annotation
-    _need(a.paper_classes, PAPER_CLASSES, paper, "Meta Data.Paper class")
-    _need(a.research_levels, RESEARCH_LEVELS, paper, "Meta Data.Research Level")
-    _need(a.threats, THREATS, paper, "Validity.Threats To Validity")
-    ros = {ro.ordinal: ro for ro in a.research_objects}
+    a, ros = _checked(paper)
     evidence = [("Uses Tool Support", TOOL_TEXT[a.tool_support]), ("Uses Input Data", INPUT_TEXT[a.input_data]),
                 ("Provides Replication Package", _bool(a.replication_package))]
     if paper.replication_link:

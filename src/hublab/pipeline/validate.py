@@ -76,22 +76,22 @@ def string(*, optional: bool = False, choices: tuple[str, ...] | None = None) ->
     return check
 
 
+def _not_text(v: Any, what: str) -> str | None:
+    return None if isinstance(v, str) else f"expected {what}, got {_show(v)}"
+
+
 def env_name(v: Any) -> str | None:
     """An environment variable's *name*; a pasted key is refused without being echoed."""
-    if v is None:
-        return None
-    if not isinstance(v, str):
-        return f"expected the name of an environment variable, got {_show(v)}"
+    if v is None or (why := _not_text(v, "the name of an environment variable")):
+        return None if v is None else why
     if secret_value_problem(v) or not _ENV_NAME.match(v):
         return "expected the name of an environment variable (letters, digits, _), not a key or other value"
     return None
 
 
 def url(v: Any) -> str | None:
-    if v is None:
-        return None
-    if not isinstance(v, str):
-        return f"expected a URL, got {_show(v)}"
+    if v is None or (why := _not_text(v, "a URL")):
+        return None if v is None else why
     if not re.match(r"^https?://[^\s]+$", v):
         return "expected an http(s):// URL"
     return None
