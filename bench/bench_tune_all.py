@@ -32,7 +32,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from hublab.config import settings
-    from hublab.experiment.compare import default_pipelines
+    from hublab.retrievers.registry import default_pipelines
     from hublab.tuning.fair import TuneAllRequest, markdown, tune_all
 
     st = settings()

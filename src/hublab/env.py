@@ -63,7 +63,7 @@ LIBRARY_LOGGERS = ("mlflow", "alembic", "optuna", "httpx", "matplotlib")
 #: them, the comparison chart): their UserWarnings (tight_layout, colorbar axes, "Parameter importances will be
 #: equal") are about a PNG artifact, not the run; shown with ``-v/--verbose``
 PLOT_WARNING_MODULES = r"(matplotlib|optuna\.visualization|optuna\.importance|hublab\.tuning\.report" \
-                       r"|hublab\.experiment\.fair_compare|hublab\.tracking\.artifacts)(\.|$)"
+                       r"|hublab\.experiment\.comparison|hublab\.tracking\.artifacts)(\.|$)"
 #: Optuna's ExperimentalWarning text (``optuna._experimental``): matched by message, so that setting the filter
 #: does not import Optuna (``hublab --help`` stays fast)
 OPTUNA_EXPERIMENTAL = r".*(is experimental \(supported from v|is an experimental (feature|CLI command))"

@@ -21,7 +21,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("retrievers",),  # methods over the interfaces
     ("pipeline",),  # pipeline config, resources, optional pipes
     ("tracking",),  # MLflow logging, called by the runs
-    ("experiment", "training", "preflight", "mlflow_eval"),  # runs: RunRequest, runner, compare, summary, training
+    ("experiment", "training", "preflight", "mlflow_eval"),  # runs: RunRequest, runner, comparison, training
     ("tuning",),  # studies over runs
     ("cli",),
 )

@@ -50,14 +50,14 @@ def compare_cmd(
         return
     dataset = dataset or graph
     from hublab.config import settings as load_settings
-    from hublab.experiment.compare import (
+    from hublab.experiment.comparison.single_graph import (
         compare_methods,
-        default_pipelines,
         log_comparison,
         markdown,
-        thesis_rows,
+        thesis_reference,
         write_report,
     )
+    from hublab.retrievers.registry import default_pipelines
 
     use_llm_endpoint(llm_base_url, llm_model)
     st = load_settings()
@@ -69,7 +69,7 @@ def compare_cmd(
     out_dir = out or (st.root / "reports" / f"compare_{graph}")
     csv_path, md_path = write_report(res, out_dir, graph, dataset)
     parent = log_comparison(st.root, experiment, graph, dataset, chosen, limit, [csv_path, md_path], res=res,
-                            thesis=thesis_rows(st, graph), max_output_triples=max_output_triples)
+                            thesis=thesis_reference(st), max_output_triples=max_output_triples)
     if as_json:
         import json
 
@@ -85,9 +85,10 @@ def _fair(pipelines: list[Path] | None, limit: int | None, out: Path | None, bou
     from rich.console import Console
 
     from hublab.config import settings as load_settings
-    from hublab.experiment.fair_compare import (
+    from hublab.experiment.comparison.default_vs_tuned import (
         BOUND,
         EXPERIMENT,
+        csv_rows,
         entries,
         log_mlflow,
         markdown,
@@ -111,8 +112,6 @@ def _fair(pipelines: list[Path] | None, limit: int | None, out: Path | None, bou
                                           bound=bound, experiment=experiment)
     if as_json:
         import json
-
-        from hublab.experiment.fair_compare import csv_rows
 
         typer.echo(json.dumps({"rows": csv_rows(rows), "mlflow_comparison_run": written["mlflow_parent"]},
                               indent=1, default=str))

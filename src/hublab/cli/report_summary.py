@@ -21,17 +21,17 @@ def summary_cmd(
 ) -> None:
     """Headline metrics of every evaluation in params.yaml (DVC evaluate stage) next to the thesis's numbers for
     the same method and graph variant."""
-    from hublab.experiment.summary import evaluation_rows, markdown_table, write_summary  # local: pandas (~0.2 s)
+    from hublab.experiment.comparison.evaluations import evaluation_rows, markdown, write_report
 
     st = load_settings()
     _require_thesis_results(st)
     rows = evaluation_rows(st)
     if out is not None:
-        write_summary(st, out)
+        write_report(st, out)
     if as_json:
         typer.echo(json.dumps(rows, indent=1))
         return
-    typer.echo(markdown_table(rows) if rows else "no evaluation results yet: run `dvc repro evaluate`")
+    typer.echo(markdown(rows) if rows else "no evaluation results yet: run `dvc repro evaluate`")
 
 
 def _require_thesis_results(st) -> None:

@@ -93,7 +93,7 @@ def tune_all_cmd(
 
     from hublab.config import settings as load_settings
     from hublab.errors import raise_all
-    from hublab.experiment.compare import default_pipelines
+    from hublab.retrievers.registry import default_pipelines
     from hublab.tuning.fair import TuneAllRequest, markdown, tune_all
 
     problems: list = []

@@ -4,7 +4,8 @@ Every method gets the same Optuna study: TPE with a fixed seed, the same number 
 configuration is trial 0, inside the budget), objective MAP@10 at the comparison's output bound (20 triples per
 question), measured on the 44-question reduced GV1 set only. The best trial's parameters are written to
 ``pipelines/tuned/<method>.yaml`` with the study's name, budget and date; the comparison
-(:mod:`hublab.experiment.fair_compare`) evaluates those files next to the defaults on other questions and graphs.
+(:mod:`hublab.experiment.comparison.default_vs_tuned`) evaluates those files next to the defaults on other
+questions and graphs.
 
 All search spaces are checked before the first trial of the first study, so a typo in the tenth pipeline does not
 surface after an hour of tuning. Studies live in the project's Optuna storage: rerunning the command resumes each

@@ -1,5 +1,6 @@
-"""The fair comparison (issue #22): default and tuned rows, bootstrap CIs, paired p-values against the best row,
-methods.csv / methods.md / the chart, and the MLflow parent with config-tagged children. Real runs on a 12-paper
+"""Every method default and tuned (issue #22, `hublab report compare`): default and tuned rows, bootstrap CIs,
+paired p-values against the best row, methods.csv / methods.md / the chart, and the MLflow parent with
+config-tagged children. Real runs on a 12-paper
 subgraph of the GV3 export (5 questions); the statistics themselves are checked by hand in
 tests/evaluation/test_significance.py."""
 
@@ -34,7 +35,7 @@ def test_default_and_tuned_rows_with_intervals_p_values_chart_and_mlflow(project
     from mlflow.tracking import MlflowClient
 
     from hublab.config import settings
-    from hublab.experiment.fair_compare import entries, run_comparison, write_all
+    from hublab.experiment.comparison.default_vs_tuned import entries, run_comparison, write_all
     from hublab.tracking.mlflow_log import tracking_uri
 
     st = settings()
@@ -82,7 +83,7 @@ def test_default_and_tuned_rows_with_intervals_p_values_chart_and_mlflow(project
 
 def test_best_row_and_p_values_per_graph_and_question_set():
     from hublab.evaluation import names
-    from hublab.experiment.fair_compare import Row, add_statistics, markdown
+    from hublab.experiment.comparison.default_vs_tuned import Row, add_statistics, markdown
 
     def row(method, graph, maps):
         per = {names.MAP_AT_10: maps, names.HITS_AT_10: [1.0 if v else 0.0 for v in maps]}
@@ -105,7 +106,7 @@ def test_tuned_row_is_tested_against_its_own_default():
     """Did tuning change anything beyond noise: each tuned row gets the paired test against its method's default
     on the same questions (hand-computed exact test: d = (1, .5, 0, 1) -> p = 0.25); default rows get none."""
     from hublab.evaluation import names
-    from hublab.experiment.fair_compare import Row, add_statistics, csv_rows, markdown
+    from hublab.experiment.comparison.default_vs_tuned import Row, add_statistics, csv_rows, markdown
 
     def row(method, config, maps):
         per = {names.MAP_AT_10: maps, names.HITS_AT_10: [1.0 if v else 0.0 for v in maps]}

@@ -1,4 +1,4 @@
-"""The method comparison (DVC `compare` stage, quick start's closing table): headline metrics per evaluation
+"""The evaluations table (DVC `summary` stage, quick start's closing table): headline metrics per evaluation
 next to the thesis's number for the same method and graph variant, under the metric names of the scheme."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 
 from hublab.config import Settings
-from hublab.experiment.summary import evaluation_rows, markdown_table, write_summary
+from hublab.experiment.comparison.evaluations import evaluation_rows, markdown, write_report
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -38,7 +38,7 @@ def test_rows_put_thesis_next_to_each_run(tmp_path: Path, shared: Path):
     assert rows[0]["hit_at_10_triples"] == 0.4 and rows[0]["triples_per_question"] == 12.5
     # thesis Table (final comparison, GV1), read from the thesis's '@' columns into our names
     assert rows[1]["hit_at_10_triples"] == 0.513 and rows[1]["map_at_10_triples"] == 0.298
-    table = markdown_table(rows)
+    table = markdown(rows)
     assert table.splitlines()[0].startswith("| run | Recall@10 | Hits@10 | MAP@10 | MRR@10 | triples/q |")
     assert "| p on gv1 | – | 0.400 | – | – | 12.5 | 0.600 | – | – | 170 |" in table
 
@@ -52,7 +52,7 @@ def test_every_method_gets_its_own_thesis_row_and_the_files(tmp_path: Path, shar
     rows = evaluation_rows(st)
     assert [r["run"].strip() for r in rows] == ["difar_local on gv3_orkg", "thesis DiFaR (GV3)", "bm25 on gv3_orkg"]
     assert rows[1]["recall_triples"] == 0.523 and rows[1]["map_at_10_triples"] == 0.230  # graph_variants.csv
-    md, data = write_summary(st, tmp_path / "reports/summary")
+    data, md = write_report(st, tmp_path / "reports/evaluations")
     assert "thesis DiFaR (GV3)" in md.read_text()
     with data.open() as fh:
         got = list(csv.DictReader(fh))
@@ -63,12 +63,12 @@ def test_every_method_gets_its_own_thesis_row_and_the_files(tmp_path: Path, shar
 def test_dvc_compare_stage_names_its_plot_fields():
     """dvc.yaml's plots read columns the producers write (metric names of the scheme)."""
     from hublab.evaluation import names
-    from hublab.experiment.summary import SHOWN
+    from hublab.experiment.comparison.evaluations import SHOWN
 
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
     plot = stages["summary"]["plots"][0]["reports/evaluations/methods.csv"]
     assert plot["x"] in SHOWN and names.is_valid(plot["x"]) and plot["y"] == "run"
-    # the fair comparison's plots read the columns fair_compare.plot_data writes, and their titles name the graph
+    # the default-vs-tuned comparison's plots read the columns default_vs_tuned.plot_data writes; titles name the graph
     for spec in stages["compare"]["plots"]:
         ((path, cfg),) = spec.items()
         assert path.startswith("reports/summary/methods_") and cfg["y"] == "method_config"
@@ -81,9 +81,8 @@ def test_dvc_compare_stage_names_its_plot_fields():
 def test_params_evaluate_every_llm_free_method_and_index_only_where_needed():
     """evaluate.runs: every LLM-free pipeline on gv3_orkg plus HubLink on gv1; index.runs: exactly the runs
     whose `reads` is an index folder, and each names the pipeline's own retriever type."""
-    from hublab.experiment.compare import default_pipelines
     from hublab.pipeline.config import load_pipeline
-    from hublab.retrievers.registry import available
+    from hublab.retrievers.registry import available, default_pipelines
 
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     runs, index = params["evaluate"]["runs"], params["index"]["runs"]

@@ -1,5 +1,6 @@
-"""One table of many retrieval methods on one graph: our runs (each its own MLflow run, resumable) side by
-side with the thesis's reported numbers, plus the thesis's sustainability metrics."""
+"""One table of many retrieval methods on one graph (``hublab report compare --graph G``): our runs (each its own
+MLflow run, resumable) side by side with the thesis's reported numbers (Table 10.5), plus the thesis's
+sustainability metrics."""
 
 from __future__ import annotations
 
@@ -8,23 +9,21 @@ from pathlib import Path
 from typing import Any
 
 from hublab.config import Settings
-from hublab.evaluation import names, thesis_tables
+from hublab.evaluation import names
+from hublab.experiment.comparison import tables
+from hublab.experiment.comparison.thesis import SETTING, VARIANT_TABLE, Thesis, label
 from hublab.pipeline.config import PipelineConfig, load_pipeline
-from hublab.retrievers.registry import default_pipelines as default_pipelines  # the CLI's import path
-from hublab.retrievers.registry import thesis_names
-from hublab.tracking.artifacts import write_csv
 from hublab.tracking.carbon import sustainability
 from hublab.tracking.comparison_runs import ChildRun, log_comparison_runs
 
 # @10 rank metrics first; full-list metrics only next to the output size they were measured at.
 COLUMNS = [(n, names.LABELS[n]) for n in names.KEY_METRICS]
 SOURCE_TAG = "source"  # "hublab" on our method children, "thesis" on the thesis reference children
-THESIS_SETTING = "OpenAI LLM + embeddings (Table 10.5)"
 
 
-def thesis_rows(settings: Settings, graph: str) -> dict[str, dict[str, float]]:
-    """Thesis numbers per method for this graph variant (graph_variants.csv: Recall, Precision, F1, MAP@10)."""
-    return thesis_tables.on_graph(settings.path("thesis_results"), graph)
+def thesis_reference(settings: Settings) -> Thesis:
+    """The thesis's numbers this table quotes: graph_variants.csv (Recall, Precision, F1, MAP@10) alone."""
+    return Thesis.load(settings, variant_table_only=True)
 
 
 @dataclass
@@ -41,8 +40,7 @@ def compare_methods(pipelines: list[Path], graph: str, dataset: str, *, settings
     from hublab.experiment.request import RunRequest
     from hublab.experiment.runner import run_experiment
 
-    thesis = thesis_rows(settings, graph)
-    thesis_name = thesis_names()
+    thesis = thesis_reference(settings)
     rows: list[dict[str, Any]] = []
     skipped: list[tuple[str, str]] = []
     for path in pipelines:
@@ -57,17 +55,17 @@ def compare_methods(pipelines: list[Path], graph: str, dataset: str, *, settings
         row: dict[str, Any] = {"method": cfg.retriever_type, "pipeline": path.name, "bound": max_output_triples,
                                "llm": cfg.llm.get("backend", "none"), "n_questions": s.n_questions,
                                "scope": s.scope, "mlflow_run": s.run_id}
-        for key, label in COLUMNS:
-            row[label] = s.metrics.get(key)
+        for key, col in COLUMNS:
+            row[col] = s.metrics.get(key)
         row["s/question"] = s.metrics.get("runtime")
         row["index build s"] = s.metrics.get("index_build_s")  # once per run, never inside s/question
         row["LLM tokens/question"] = s.metrics.get("llm_tokens")
         row["kgCO2e/question"] = s.metrics.get("session_emissions_per_question", s.metrics.get("emissions"))
-        ref = thesis.get(thesis_name.get(cfg.retriever_type, ""), {})
-        for key, label in COLUMNS:
+        ref = thesis.number(cfg.retriever_type, graph)
+        for key, col in COLUMNS:
             if key in ref:
-                row[f"thesis {label}"] = ref[key]
-        row["thesis setting"] = THESIS_SETTING if ref else ""
+                row[f"thesis {col}"] = ref[key]
+        row["thesis setting"] = SETTING if ref else ""
         rows.append(row)
     systems = {r["pipeline"]: (r["Recall"] or 0.0, r["kgCO2e/question"] or 0.0) for r in rows
                if r.get("kgCO2e/question")}
@@ -77,33 +75,24 @@ def compare_methods(pipelines: list[Path], graph: str, dataset: str, *, settings
     return CompareResult(rows, skipped)
 
 
+#: the table's columns (row keys, each its own heading); the thesis's four Table 10.5 metrics last
+TABLE = ["method", "pipeline", "llm", *[c[1] for c in COLUMNS], "s/question", "index build s", "LLM tokens/question",
+         "kgCO2e/question", *[f"thesis {c[1]}" for c in COLUMNS if c[1] in ("Recall", "Precision", "F1", "MAP@10")]]
+
+
 def markdown(res: CompareResult, graph: str, dataset: str) -> str:
-    cols = ["method", "pipeline", "llm", *[c[1] for c in COLUMNS], "s/question", "index build s",
-            "LLM tokens/question",
-            "kgCO2e/question", *[f"thesis {c[1]}" for c in COLUMNS if c[1] in ("Recall", "Precision", "F1", "MAP@10")]]
-
-    def fmt(v: Any) -> str:
-        if v is None or v == "":
-            return "–"
-        if isinstance(v, float):
-            return f"{v:.2e}" if 0 < abs(v) < 1e-3 else f"{v:.3f}"
-        return str(v)
-
     partial = sorted({r.get("scope", "full") for r in res.rows} - {"full"})
-    head = []
+    lines = []
     if partial:
-        head = [f"**PARTIAL RUN — scope: {', '.join(partial)}.** These numbers come from a subset of the benchmark "
-                "and are not comparable with full-benchmark or thesis numbers.", ""]
-    lines = [*head, f"Methods on `{graph}` / `{dataset}` (HubLab runs are LLM-free or embedded; thesis numbers used "
-             "OpenAI "
-             "models and are shown where the thesis reports the method on this graph variant).", "",
-             "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        lines = [f"**PARTIAL RUN — scope: {', '.join(partial)}.** These numbers come from a subset of the benchmark "
+                 "and are not comparable with full-benchmark or thesis numbers.", ""]
+    lines.append(f"Methods on `{graph}` / `{dataset}` (HubLab runs are LLM-free or embedded; thesis numbers used "
+                 "OpenAI models and are shown where the thesis reports the method on this graph variant).")
     bounds = sorted({r.get("bound") for r in res.rows if r.get("bound")})
     if bounds:
-        lines.insert(len(head) + 1, f"All methods evaluated at the same output bound: at most {bounds[0]} triples per "
-                     "question.")
-    for r in sorted(res.rows, key=lambda r: -(r.get("Hits@10") or 0)):
-        lines.append("| " + " | ".join(fmt(r.get(c)) for c in cols) + " |")
+        lines.append(f"All methods evaluated at the same output bound: at most {bounds[0]} triples per question.")
+    ordered = sorted(res.rows, key=lambda r: -(r.get("Hits@10") or 0))
+    lines += ["", tables.markdown_table([tables.field(c) for c in TABLE], ordered)]
     lines.extend(f"- not run: {name} — {why}" for name, why in res.skipped)
     return "\n".join(lines) + "\n"
 
@@ -122,12 +111,7 @@ def report_stem(res: CompareResult) -> str:
 
 
 def write_report(res: CompareResult, out_dir: Path, graph: str, dataset: str) -> tuple[Path, Path]:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    stem = report_stem(res)
-    csv_path, md_path = out_dir / f"{stem}.csv", out_dir / f"{stem}.md"
-    write_csv(res.rows, csv_path)
-    md_path.write_text(markdown(res, graph, dataset))
-    return csv_path, md_path
+    return tables.write_report(out_dir, report_stem(res), markdown(res, graph, dataset), res.rows)
 
 
 def comparison_key(graph: str, dataset: str, pipelines: list[Path], limit: int | None,
@@ -146,21 +130,20 @@ def headline_metrics(row: dict[str, Any]) -> dict[str, float]:
     method runs and the thesis reference children)."""
     from hublab.tracking.mlflow_log import finite_metrics
 
-    return finite_metrics({key: row.get(label) for key, label in COLUMNS})
+    return finite_metrics({key: row.get(col) for key, col in COLUMNS})
 
 
-def thesis_children(thesis: dict[str, dict[str, float]], graph: str) -> dict[str, ChildRun]:
+def thesis_children(thesis: Thesis, graph: str) -> dict[str, ChildRun]:
     """child key → one thesis reference run per thesis method on this graph variant."""
     from hublab.tracking.mlflow_log import finite_metrics
 
-    ours = {v: k for k, v in thesis_names().items()}
     out = {}
-    for name, vals in sorted(thesis.items()):
-        label = f"{name} ({thesis_tables.variant(graph) or graph})"
+    for name, vals in sorted(thesis.on_graph(graph).items()):
+        config = label(name, graph)
         out[f"thesis:{name}"] = ChildRun(
-            f"thesis · {label}", finite_metrics(vals),
-            {SOURCE_TAG: "thesis", "hublab.method": ours.get(name, name.lower()), "thesis.config": label,
-             "thesis.setting": THESIS_SETTING, "thesis.table": "graph_variants.csv (Table 10.5)"})
+            f"thesis · {config}", finite_metrics(vals),
+            {SOURCE_TAG: "thesis", "hublab.method": thesis.method(name), "thesis.config": config,
+             "thesis.setting": SETTING, "thesis.table": VARIANT_TABLE})
     return out
 
 
@@ -185,8 +168,7 @@ def method_children(res: CompareResult) -> dict[str, ChildRun]:
 
 def log_comparison(root: Path, experiment: str, graph: str, dataset: str, pipelines: list[Path],
                    limit: int | None, files: list[Path], *, res: CompareResult | None = None,
-                   thesis: dict[str, dict[str, float]] | None = None,
-                   max_output_triples: int | None = None) -> str:
+                   thesis: Thesis | None = None, max_output_triples: int | None = None) -> str:
     """The comparison in MLflow: one parent run (params, the CSV/Markdown table as artifacts) with one nested
     child run per method (its headline metrics, a link to its full run) and one per thesis method reported on
     this graph variant (``source=thesis``, the same metric keys), so MLflow's compare view puts ours next to
@@ -196,7 +178,8 @@ def log_comparison(root: Path, experiment: str, graph: str, dataset: str, pipeli
 
     params = {"graph": graph, "dataset": dataset, "limit": str(limit), "max_output_triples": str(max_output_triples),
               "pipelines": ",".join(sorted(p.name for p in pipelines))[:MAX_PARAM_LEN]}
-    children = {**method_children(res or CompareResult([], [])), **thesis_children(thesis or {}, graph)}
+    children = {**method_children(res or CompareResult([], [])),
+                **(thesis_children(thesis, graph) if thesis is not None else {})}
     return log_comparison_runs(root, experiment, key=comparison_key(graph, dataset, pipelines, limit,
                                                                     max_output_triples),
                                name=f"comparison {graph}/{dataset}", params=params, children=children, files=files)

@@ -1,4 +1,5 @@
-"""The fair method comparison (issue #22): every LLM-free method, default and tuned, on GV1 and the GV3 export.
+"""Every LLM-free method with its default and its tuned parameters (issue #22; ``hublab report compare``, DVC stage
+``compare``), on GV1 and the GV3 export.
 
 Each method runs twice per graph: its default pipeline and ``pipelines/tuned/<method>.yaml`` (chosen by
 ``hublab tune-all`` on the 44 reduced-GV1 questions only), both at the same output bound (20 triples per question).
@@ -6,12 +7,12 @@ GV1 is reported on all its questions and separately on the questions outside the
 tuned parameters never saw them). Every row carries the 95% bootstrap interval of Hits@10 and MAP@10 and the p-value
 of the paired randomisation test of its MAP@10 against the best row of its graph and question set
 (:mod:`hublab.evaluation.significance`). Runs are the experiment runner's (checkpointed, resumable, one MLflow run
-each); this module only tabulates them, draws one chart and logs the comparison to MLflow.
+each); this module only tabulates them, draws one chart and logs the comparison to MLflow. Data-facing names keep
+the issue's word: the MLflow experiment ``compare-fair``, the parent's key ``fair-bound<n>``, ``params.yaml: fair``.
 """
 
 from __future__ import annotations
 
-import csv
 import math
 import re
 from dataclasses import dataclass, field
@@ -21,10 +22,12 @@ from typing import Any
 import numpy as np
 
 from hublab.config import ORKG_GRAPH, Settings
-from hublab.evaluation import names, thesis_tables
+from hublab.evaluation import names
 from hublab.evaluation.significance import ALPHA, TEST_NAME, bootstrap_ci, paired_p_value
+from hublab.experiment.comparison import tables
+from hublab.experiment.comparison.thesis import Thesis
 from hublab.pipeline.config import PipelineConfig, load_pipeline
-from hublab.retrievers.registry import default_pipelines, thesis_names
+from hublab.retrievers.registry import default_pipelines
 
 GRAPHS = (("gv1", "gv1"), (ORKG_GRAPH, ORKG_GRAPH))  # (graph, dataset)
 TUNING_SET = "reduced_gv1"
@@ -36,6 +39,7 @@ METRICS = (names.HITS_AT_10, names.MAP_AT_10, names.MRR_AT_10, names.RECALL_AT_1
            names.PRECISION, names.F1, names.TRIPLES_PER_QUESTION)
 EXPERIMENT = "compare-fair"
 ROUND = 4  # digits of every value written (no float noise in tables or MLflow)
+PLOT_FIELDS = ("method_config", TEST_METRIC, names.HITS_AT_10)  # the DVC plots' data (dvc.yaml: compare.plots)
 
 
 @dataclass
@@ -100,10 +104,8 @@ def tuning_questions(st: Settings) -> tuple[set[str], set[str]]:
     return {p.uid for p in pairs}, {_norm(p.question) for p in pairs}
 
 
-def _thesis_map(st: Settings, method: str, graph: str) -> float | None:
-    ref = thesis_tables.by_method(st.path("thesis_results")).get(thesis_names().get(method, ""), {}).get(
-        thesis_tables.variant(graph) or "", {})
-    v = ref.get(names.MAP_AT_10)
+def _thesis_map(thesis: Thesis, method: str, graph: str) -> float | None:
+    v = thesis.number(method, graph).get(names.MAP_AT_10)
     return None if v is None else float(v)
 
 
@@ -126,6 +128,14 @@ def _rows_for(entry: Entry, graph: str, records: list[dict[str, Any]], held_out:
     return rows
 
 
+def _groups(rows: list[Row]) -> dict[tuple[str, str], list[Row]]:
+    """(graph, question set) → its rows, in the order the groups first appear."""
+    groups: dict[tuple[str, str], list[Row]] = {}
+    for r in rows:
+        groups.setdefault((r.graph, r.subset), []).append(r)
+    return groups
+
+
 def add_statistics(rows: list[Row]) -> None:
     """CIs per row; per (graph, subset) the best row by MAP@10 (ties: Hits@10, then method and config names) and
     every other row's paired p-value against it; every tuned row's paired p-value against its method's default row
@@ -133,10 +143,7 @@ def add_statistics(rows: list[Row]) -> None:
     for r in rows:
         r.ci = {m: bootstrap_ci(r.per_question[m]) for m in CI_METRICS}
         r.best, r.p_value, r.p_vs_default = False, None, None  # rows from several calls are judged again, together
-    groups: dict[tuple[str, str], list[Row]] = {}
-    for r in rows:
-        groups.setdefault((r.graph, r.subset), []).append(r)
-    for group in groups.values():
+    for group in _groups(rows).values():
         best = min(group, key=lambda r: (-round(r.metrics[TEST_METRIC], 12), -round(r.metrics[names.HITS_AT_10], 12),
                                          r.method, r.config))
         best.best = True
@@ -159,6 +166,7 @@ def run_comparison(st: Settings, items: list[Entry], *, graphs=GRAPHS, bound: in
     from hublab.experiment.runner import run_experiment
 
     held = tuning_questions(st) if any(g == "gv1" for g, _ in graphs) else None
+    thesis = Thesis.load(st)
     rows: list[Row] = []
     for entry in items:
         for graph, dataset in graphs:
@@ -168,7 +176,7 @@ def run_comparison(st: Settings, items: list[Entry], *, graphs=GRAPHS, bound: in
                                           run_name=f"{cfg.name}·{graph}", track_carbon=False, progress=progress,
                                           trace=False))
             rows += _rows_for(entry, graph, s.per_question, held if graph == "gv1" else None, s.run_id or "",
-                              _thesis_map(st, entry.method, graph))
+                              _thesis_map(thesis, entry.method, graph))
     add_statistics(rows)
     return rows
 
@@ -198,18 +206,6 @@ def csv_rows(rows: list[Row]) -> list[dict[str, Any]]:
     return out
 
 
-def write_csv(rows: list[Row], path: Path) -> Path:
-    data = csv_rows(rows)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(data[0]) if data else ["method"])
-        w.writeheader()
-        w.writerows(data)
-    tmp.replace(path)
-    return path
-
-
 def _order(rows: list[Row]) -> list[Row]:
     return sorted(rows, key=lambda r: (-round(r.metrics[TEST_METRIC], 12), r.method, r.config))
 
@@ -223,6 +219,34 @@ def _title(graph: str, subset: str, n: int) -> str:
     return GROUP_TITLE.get((graph, subset), f"{graph}, {subset}") + f" ({n})"
 
 
+def _with_ci(metric: str) -> tables.Column:
+    def cell(r: Row) -> str:
+        lo, hi = r.ci[metric]
+        return f"{r.metrics[metric]:.3f} [{lo:.3f}, {hi:.3f}]"
+
+    return tables.Column(f"{names.LABELS[metric]} [95% CI]", cell)
+
+
+def _p_vs_best(r: Row) -> str:
+    return "**best**" if r.best else (f"{r.p_value:.4f} ≈" if (r.p_value or 0) >= ALPHA else f"{r.p_value:.4f}")
+
+
+def _p_vs_default(r: Row) -> str:
+    if r.p_vs_default is None:
+        return tables.MISSING
+    return f"{r.p_vs_default:.4f}" + (" ≈" if r.p_vs_default >= ALPHA else "")
+
+
+#: the Markdown table of one graph and question set
+TABLE = [tables.Column("method", lambda r: r.method), tables.Column("config", lambda r: r.config),
+         _with_ci(names.HITS_AT_10), _with_ci(TEST_METRIC),
+         tables.Column("MRR@10", lambda r: f"{r.metrics[names.MRR_AT_10]:.3f}"),
+         tables.Column("Recall@10", lambda r: f"{r.metrics[names.RECALL_AT_10]:.3f}"),
+         tables.Column("triples/q", lambda r: f"{r.metrics[names.TRIPLES_PER_QUESTION]:.1f}"),
+         tables.Column("p vs best", _p_vs_best), tables.Column("p tuned vs default", _p_vs_default),
+         tables.Column("thesis MAP@10", lambda r: tables.MISSING if r.thesis_map is None else f"{r.thesis_map:.3f}")]
+
+
 def markdown(rows: list[Row], *, bound: int = BOUND) -> str:
     """One table per graph and question set, best MAP@10 first; ≈ marks a row whose MAP@10 is not significantly
     different from the best row's (p >= 0.05)."""
@@ -233,26 +257,9 @@ def markdown(rows: list[Row], *, bound: int = BOUND) -> str:
              f"the table; p tuned vs default: the same test of a tuned row against its method's default row. "
              f"**best** = highest MAP@10; ≈ = not significantly different (from the best, or from the default) "
              f"at {ALPHA}.", ""]
-    groups: dict[tuple[str, str], list[Row]] = {}
-    for r in rows:
-        groups.setdefault((r.graph, r.subset), []).append(r)
-    for (graph, subset), group in groups.items():
+    for (graph, subset), group in _groups(rows).items():
         lines += [f"### {_title(graph, subset, group[0].n_questions)}", "",
-                  "| method | config | Hits@10 [95% CI] | MAP@10 [95% CI] | MRR@10 | Recall@10 | triples/q | p vs best "
-                  "| p tuned vs default | thesis MAP@10 |", "|---|---|---|---|---|---|---|---|---|---|"]
-        for r in _order(group):
-            h, m = r.metrics[names.HITS_AT_10], r.metrics[TEST_METRIC]
-            hl, hh = r.ci[names.HITS_AT_10]
-            ml, mh = r.ci[TEST_METRIC]
-            mark = "**best**" if r.best else (f"{r.p_value:.4f} ≈" if (r.p_value or 0) >= ALPHA else
-                                              f"{r.p_value:.4f}")
-            thesis = "–" if r.thesis_map is None else f"{r.thesis_map:.3f}"
-            vs_default = "–" if r.p_vs_default is None else (
-                f"{r.p_vs_default:.4f}" + (" ≈" if r.p_vs_default >= ALPHA else ""))
-            lines.append(f"| {r.method} | {r.config} | {h:.3f} [{hl:.3f}, {hh:.3f}] | {m:.3f} [{ml:.3f}, {mh:.3f}] | "
-                         f"{r.metrics[names.MRR_AT_10]:.3f} | {r.metrics[names.RECALL_AT_10]:.3f} | "
-                         f"{r.metrics[names.TRIPLES_PER_QUESTION]:.1f} | {mark} | {vs_default} | {thesis} |")
-        lines.append("")
+                  tables.markdown_table(TABLE, _order(group)), ""]
     return "\n".join(lines)
 
 
@@ -264,9 +271,7 @@ def chart(rows: list[Row], out_dir: Path, *, bound: int = BOUND) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    groups: dict[tuple[str, str], list[Row]] = {}
-    for r in rows:
-        groups.setdefault((r.graph, r.subset), []).append(r)
+    groups = _groups(rows)
     n_max = max((len(g) for g in groups.values()), default=1)
     fig, axes = plt.subplots(1, len(groups), figsize=(6.2 * len(groups), 0.42 * n_max + 1.8), squeeze=False)
     colors = {"default": "#9aa5b1", "tuned": "#1f77b4"}
@@ -308,18 +313,11 @@ def chart(rows: list[Row], out_dir: Path, *, bound: int = BOUND) -> list[Path]:
 def plot_data(rows: list[Row], out_dir: Path) -> list[Path]:
     """Per graph and question set: ``methods_<graph>_<subset>.csv`` (label ``method (config)``, MAP@10, Hits@10):
     the data of the DVC plots whose titles name the graph; one bar per method and configuration."""
-    groups: dict[tuple[str, str], list[Row]] = {}
-    for r in rows:
-        groups.setdefault((r.graph, r.subset), []).append(r)
     paths = []
-    for (graph, subset), group in groups.items():
-        p = out_dir / f"methods_{graph}_{subset}.csv"
-        with p.open("w", newline="", encoding="utf-8") as fh:
-            w = csv.writer(fh)
-            w.writerow(["method_config", TEST_METRIC, names.HITS_AT_10])
-            for r in _order(group):
-                w.writerow([f"{r.method} ({r.config})", _r(r.metrics[TEST_METRIC]), _r(r.metrics[names.HITS_AT_10])])
-        paths.append(p)
+    for (graph, subset), group in _groups(rows).items():
+        data = [{"method_config": f"{r.method} ({r.config})", TEST_METRIC: _r(r.metrics[TEST_METRIC]),
+                 names.HITS_AT_10: _r(r.metrics[names.HITS_AT_10])} for r in _order(group)]
+        paths.append(tables.write_csv(data, out_dir / f"methods_{graph}_{subset}.csv", PLOT_FIELDS))
     return paths
 
 
@@ -357,10 +355,7 @@ def log_mlflow(root: Path, rows: list[Row], files: list[Path], *, bound: int = B
 
 def write_all(st: Settings, rows: list[Row], out_dir: Path, *, bound: int = BOUND, log: bool = True) -> dict[str, Any]:
     """methods.csv, methods.md, the chart and the plot data under ``out_dir``; the MLflow comparison run."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    csv_path = write_csv(rows, out_dir / "methods.csv")
-    md = out_dir / "methods.md"
-    md.write_text(markdown(rows, bound=bound))
+    csv_path, md = tables.write_report(out_dir, "methods", markdown(rows, bound=bound), csv_rows(rows))
     figs = chart(rows, out_dir, bound=bound)
     data = plot_data(rows, out_dir)
     parent = log_mlflow(st.root, rows, [csv_path, md, *figs], bound=bound) if log else ""

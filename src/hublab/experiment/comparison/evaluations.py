@@ -1,0 +1,74 @@
+"""The evaluations table (``hublab report summary``, DVC stage ``summary``, the quick start's closing table): each
+evaluation's headline metrics (``reports/eval/*/metrics.json``, one per ``params.yaml: evaluate.runs`` entry) next
+to the thesis's number for that method on the same graph variant — the @10 metrics first, and full-list Recall only
+next to the number of triples it was measured over.
+
+Rows carry the metric names of ``hublab.evaluation.names`` (so ``--json``, the CSV and ``dvc plots`` use the
+same names as MLflow); only the Markdown table is headed by the readable labels (``Hits@10``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from hublab.config import Settings
+from hublab.evaluation import names
+from hublab.experiment.comparison import tables
+from hublab.experiment.comparison.thesis import Thesis, label
+
+#: Metrics of the table, in order.
+SHOWN = (*names.KEY_METRICS[:5], names.RECALL, names.PRECISION, names.RUNTIME, names.N_QUESTIONS)
+#: (metric name, column heading); the full-list Recall is headed "Recall (all)" next to the @10 metrics.
+COLUMNS = [(n, "Recall (all)" if n == names.RECALL else names.LABELS[n]) for n in SHOWN]
+#: the CSV's columns (our runs only: the data of ``dvc plots``)
+CSV_FIELDS = ["run", "method", "pipeline", "graph", "dataset", *SHOWN]
+
+
+def _method(run: dict[str, Any], st: Settings) -> str:
+    if run.get("retriever"):
+        return str(run["retriever"])
+    try:
+        from hublab.pipeline.config import load_pipeline
+
+        return load_pipeline(st.root / "pipelines" / f"{run['pipeline']}.yaml").retriever_type
+    except Exception:  # noqa: BLE001 - a missing pipeline file only loses the method column
+        return ""
+
+
+def evaluation_rows(st: Settings) -> list[dict[str, Any]]:
+    """One row per evaluate run declared in params.yaml that has results, and the thesis's row for the same
+    method and graph variant after it, where the thesis reports one (HubLink on GV1: the final comparison's
+    Traverse / o3-mini row, every metric)."""
+    thesis = Thesis.load(st)
+    rows: list[dict[str, Any]] = []
+    for run in st.section("evaluate").get("runs", []):
+        path = st.root / "reports" / "eval" / f"{run['pipeline']}-{run['dataset']}" / "metrics.json"
+        if not path.exists():
+            continue
+        m = json.loads(path.read_text())
+        method = _method(run, st)
+        rows.append({"run": f"{run['pipeline']} on {run['dataset']}", "method": method, "pipeline": run["pipeline"],
+                     "graph": run["graph"], "dataset": run["dataset"], **{k: m.get(k) for k in SHOWN}})
+        ref = thesis.number(method, run["graph"])
+        if ref:
+            rows.append({"run": f"  thesis {label(thesis.name(method), run['graph'])}", "method": method,
+                         "pipeline": "thesis", "graph": run["graph"], "dataset": run["dataset"],
+                         **{k: ref.get(k) for k in SHOWN}})
+    return rows
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    """The table, headed by the readable labels (no trailing newline)."""
+    columns = [tables.field(key, heading, tables.by_size) for key, heading in [("run", "run"), *COLUMNS]]
+    return tables.markdown_table(columns, rows)
+
+
+def write_report(st: Settings, out_dir: Path) -> tuple[Path, Path]:
+    """``methods.md`` (the table with the thesis's rows) and ``methods.csv`` (our runs only, one row per
+    evaluation under the metric names: the data of ``dvc plots``); returns (csv, md)."""
+    rows = evaluation_rows(st)
+    text = (markdown(rows) if rows else "no evaluation results yet: run `dvc repro`") + "\n"
+    return tables.write_report(out_dir, "methods", text, [r for r in rows if r["pipeline"] != "thesis"], CSV_FIELDS)
+

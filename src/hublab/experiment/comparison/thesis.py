@@ -1,0 +1,60 @@
+"""The thesis's number for one of our methods on one of our graphs: the one thesis lookup of the comparison reports.
+
+Built on :mod:`hublab.evaluation.thesis_tables` (the parsed result tables) and the names the retrievers declare
+(``Retriever.thesis_name``, via :func:`hublab.retrievers.registry.thesis_names`). Our graph names map to the
+thesis's variants (``gv3_orkg`` → ``GV3``). Two readings of the tables exist, because the reports quote different
+ones: the graph-variant table alone (Table 10.5: Recall, Precision, F1, MAP@10 of each method on each variant; the
+one-graph report, whose rows say "Table 10.5"), and that table with HubLink on GV1 taken from the final comparison
+(every metric of its Traverse / o3-mini configuration; the evaluations table and the default-vs-tuned comparison).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hublab.config import Settings
+from hublab.evaluation import thesis_tables
+from hublab.retrievers.registry import thesis_names
+
+#: what the thesis's numbers were produced with (graph_variants.csv)
+SETTING = "OpenAI LLM + embeddings (Table 10.5)"
+VARIANT_TABLE = "graph_variants.csv (Table 10.5)"
+
+
+@dataclass(frozen=True)
+class Thesis:
+    """The thesis's reported numbers, asked for by our method and graph names."""
+
+    results: dict[str, dict[str, dict[str, float]]]  # {thesis method: {variant: {metric name: value}}}
+    names: dict[str, str]  # {our method: its name in the thesis's tables}
+
+    @classmethod
+    def load(cls, st: Settings, *, variant_table_only: bool = False) -> Thesis:
+        """The tables under ``params.yaml: paths.thesis_results``; ``variant_table_only``: Table 10.5 alone (HubLink
+        on GV1 as that table reports it, not from the final comparison)."""
+        base = st.path("thesis_results")
+        results = thesis_tables.graph_variants(base) if variant_table_only else thesis_tables.by_method(base)
+        return cls(results, thesis_names())
+
+    def name(self, method: str) -> str:
+        """The thesis's name for our method (``hublink`` → ``HubLink``); ``""`` for a method it does not report."""
+        return self.names.get(method, "")
+
+    def number(self, method: str, graph: str) -> dict[str, float]:
+        """``{metric name: value}`` the thesis reports for our method on our graph's variant; ``{}`` where none."""
+        return dict(self.results.get(self.name(method), {}).get(thesis_tables.variant(graph) or "", {}))
+
+    def on_graph(self, graph: str) -> dict[str, dict[str, float]]:
+        """``{thesis method: metrics}`` of every method the thesis reports on our graph's variant."""
+        var = thesis_tables.variant(graph)
+        return {} if var is None else {m: dict(by[var]) for m, by in self.results.items() if var in by}
+
+    def method(self, thesis_name: str) -> str:
+        """Our method name for a thesis method (its lower-cased name where no retriever declares it)."""
+        ours = {v: k for k, v in self.names.items()}
+        return ours.get(thesis_name, thesis_name.lower())
+
+
+def label(thesis_name: str, graph: str) -> str:
+    """``HubLink (GV1)``: a thesis method on our graph's variant (the graph's own name where it has none)."""
+    return f"{thesis_name} ({thesis_tables.variant(graph) or graph})"
