@@ -24,6 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("experiment", "training", "preflight", "mlflow_eval"),  # runs: RunRequest, runner, comparison, training
     ("tuning",),  # studies over runs
     ("cli",),
+    ("testing",),  # the retriever contract, shipped for plugins' tests (hublab.testing)
 )
 RANK = {package: i for i, layer in enumerate(LAYERS) for package in layer}
 

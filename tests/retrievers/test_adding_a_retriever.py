@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from test_contract import QUESTION, tiny_graph
 
 from hublab.errors import InputError
 from hublab.retrievers import registry
 from hublab.retrievers.base import Resources, RetrievalResult, Retriever
+from hublab.testing.retriever_contract import QUESTION, RetrieverContract, tiny_graph
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "adding-a-retriever.md"
 
@@ -109,3 +109,15 @@ def test_a_subclass_params_type_must_keep_its_parents_parameters():
 
     with pytest.raises(TypeError, match="Narrowed.params_type .*must subclass"):
         Narrowed.declared_params()
+
+
+class TestTheDocumentedExampleKeepsTheContract(RetrieverContract):
+    """The shipped contract (``hublab.testing``) run over a plugin: the doc's example, registered for this class."""
+
+    method = "label_overlap_contract"
+
+    @pytest.fixture(scope="class", autouse=True)
+    def registered(self):
+        registry.register(self.method)(_example_module().LabelOverlapRetriever)
+        yield
+        registry._PLUGINS.pop(self.method, None)

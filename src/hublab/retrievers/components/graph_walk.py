@@ -88,6 +88,19 @@ class GraphView:
         return list(dict.fromkeys(e.relation for e in self.edges(uid, budget)))
 
 
+@dataclass
+class WalkPath:
+    """A relation path from the start node: its nodes, the triples between them and its score so far."""
+
+    nodes: list[str]
+    triples: list[Triple] = field(default_factory=list)
+    score: float = 0.0
+
+    @property
+    def tail(self) -> str:
+        return self.nodes[-1]
+
+
 class ContextCollector:
     """Triples a retriever used, each with its best score; rendered as ranked contexts."""
 

@@ -3,6 +3,7 @@ view, per-question budget, topic resolution, and the never-raise wrapper around 
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar
 
@@ -10,8 +11,11 @@ from pydantic import Field
 
 from hublab.errors import InputError
 from hublab.llm.base import llm_free
-from hublab.retrievers.base import Resources, RetrievalResult, Retriever
+from hublab.retrievers.base import Context, Resources, RetrievalResult, Retriever
 from hublab.retrievers.components.graph_walk import Budget, EntityIndex, GraphView
+from hublab.retrievers.components.llm_json import ask_text
+from hublab.retrievers.components.question_text import query_texts
+from hublab.retrievers.components.results import far_end_answer, join_reasons, sources_of
 from hublab.retrievers.components.scoring import TextScorer, require_embedder
 
 
@@ -69,6 +73,30 @@ class ReasoningRetriever(Retriever):
         if self.embedder_use is not None:
             require_embedder(resources.embedder, self.name, self.embedder_use)
         self._entity_index: EntityIndex | None = None
+
+    def begin_walk(self, question: str, topic_entity_id: str | None,
+                   topic_entity_value: str | None) -> tuple[str | None, list[str | None], Any, random.Random, Budget]:
+        """A question's walk: the start node (None: the notes say why), the notes so far, the question's embedding
+        (None without an embedder or a start), the seeded RNG and the budget (its clock starts here)."""
+        start, topic_note = self.resolve_topic(topic_entity_id, topic_entity_value)
+        query = self.scorer.query(query_texts(question)) if self.scorer is not None and start is not None else None
+        return start, [topic_note], query, random.Random(self.config.seed), self.new_budget()
+
+    def answer(self, template: str, question: str, evidence: str, contexts: list[Context], start: str,
+               notes: list[str | None]) -> str | None:
+        """The method's answer: LLM-free the far end of the best triple, else the LLM's answer to ``template``
+        (``{question}``, ``{triples}``: the evidence) with any LLM error added to ``notes``."""
+        if self.llm_free:
+            return far_end_answer(contexts, start)
+        text, err = ask_text(self.llm, template.format(question=question, triples=evidence), max_tokens=400)
+        notes.append(f"answer: {err}" if err else None)
+        return text.strip() or None
+
+    def result(self, contexts: list[Context], answer: str | None, notes: list[str | None]) -> RetrievalResult:
+        """The question's result: contexts, answer, the notes as its reason and the sources of the top ten."""
+        return RetrievalResult(contexts=contexts, answer=answer, reason=join_reasons(*notes),
+                               sources=sources_of(self.resources.graph,
+                                                  [c.triple for c in contexts[:10] if c.triple is not None]))
 
     def new_budget(self) -> Budget:
         return Budget(max_seconds=self.config.max_seconds, max_expansions=self.config.max_expansions)

@@ -66,6 +66,11 @@ def text_tag(form: str, context: str) -> str:
     return "" if (form, context) == (DEFAULT_TRIPLE_TEXT, DEFAULT_CONTEXT) else f"{form}_{context}"
 
 
+def collection_prefix(base: str, form: str, context: str) -> str:
+    """``base`` for the default representation (existing collections keep their names), else ``base_<tag>``."""
+    return "_".join(p for p in (base, text_tag(form, context)) if p)
+
+
 class PaperOf:
     """The paper a node or triple belongs to (``KnowledgeGraph.paper_of``), memoised per node: a corpus asks for
     the same subjects many times."""

@@ -16,7 +16,7 @@ from pydantic import Field
 from hublab.retrievers.base import Resources, RetrievalResult, Retriever
 from hublab.retrievers.components.dense_index import DenseIndex, DistanceMetric
 from hublab.retrievers.components.results import empty
-from hublab.retrievers.components.unit_text import UnitTextParams, text_tag
+from hublab.retrievers.components.unit_text import UnitTextParams, collection_prefix
 from hublab.retrievers.components.units import paper_triple_units, triple_units
 
 
@@ -66,7 +66,7 @@ class DiFaRRetriever(Retriever):
             if not units and not roots:
                 # No ORKG research-field root (e.g. a STaRK SKB): index every triple of the graph.
                 units = triple_units(g.triples(), graph=g, **text)
-            prefix = "_".join(p for p in ("difar", text_tag(c.triple_text, c.context)) if p)
+            prefix = collection_prefix("difar", c.triple_text, c.context)
             self._index = DenseIndex(self.resources, units, prefix=prefix, metric=c.distance_metric)
         return self._index
 

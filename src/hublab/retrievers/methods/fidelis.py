@@ -14,15 +14,14 @@ no deductive stop, and the answer is the tail of the best path.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Annotated
 
 import numpy as np
 from pydantic import Field
 
-from hublab.graph.model import Triple
 from hublab.retrievers.base import Context, RetrievalResult
-from hublab.retrievers.components.graph_walk import Budget, ContextCollector, render_path
+from hublab.retrievers.components.graph_walk import Budget, ContextCollector, WalkPath, render_path
 from hublab.retrievers.components.llm_json import as_bool, as_index_list, as_str_list, ask_json, ask_text
 from hublab.retrievers.components.question_text import keyword_candidates
 from hublab.retrievers.components.reasoning import ContextCapParams, ReasoningRetriever
@@ -85,17 +84,6 @@ Reasoning paths:
 Answer:"""
 
 
-@dataclass
-class _Path:
-    nodes: list[str]
-    triples: list[Triple] = field(default_factory=list)
-    score: float = 0.0
-
-    @property
-    def tail(self) -> str:
-        return self.nodes[-1]
-
-
 @dataclass(frozen=True)
 class FidelisParams(ContextCapParams):
     """FiDeLiS's parameters, plus the shared reasoning ones and ``max_contexts``
@@ -143,10 +131,10 @@ class FidelisRetriever(ReasoningRetriever):
             return fallback, declarative, plan, "plan: LLM gave no keywords; used keyword extraction"
         return keywords, declarative, plan, None
 
-    def _expand(self, beam: list[_Path], query: np.ndarray, budget: Budget) -> list[_Path]:
+    def _expand(self, beam: list[WalkPath], query: np.ndarray, budget: Budget) -> list[WalkPath]:
         """Top-n scored one-hop extensions per beam path (no node repeated within a path)."""
         assert self.scorer is not None
-        out: list[_Path] = []
+        out: list[WalkPath] = []
         for path in beam:
             if budget.exhausted:
                 break
@@ -160,14 +148,14 @@ class FidelisRetriever(ReasoningRetriever):
             order = sorted(range(len(edges)), key=lambda i: -float(scores[i]))[: self.config.top_n]
             for i in order:
                 e = edges[i]
-                out.append(_Path(path.nodes + [e.other.uid], path.triples + [e.triple], float(scores[i])))
+                out.append(WalkPath(path.nodes + [e.other.uid], path.triples + [e.triple], float(scores[i])))
         # One path per tail node (the best): re-reaching a node by a worse path adds nothing.
-        best: dict[str, _Path] = {}
+        best: dict[str, WalkPath] = {}
         for p in sorted(out, key=lambda p: -p.score):
             best.setdefault(p.tail, p)
         return list(best.values())
 
-    def _prune(self, question: str, plan: str, candidates: list[_Path]) -> tuple[list[_Path], str | None]:
+    def _prune(self, question: str, plan: str, candidates: list[WalkPath]) -> tuple[list[WalkPath], str | None]:
         ranked = sorted(candidates, key=lambda p: -p.score)
         k = self.config.top_k
         if self.llm_free or len(ranked) <= k:
@@ -183,7 +171,7 @@ class FidelisRetriever(ReasoningRetriever):
             return ranked[:k], f"beam pruning: LLM selected nothing; kept top-{k} by score"
         return [shown[i] for i in idx], None
 
-    def _deduce(self, question: str, declarative: str, beam: list[_Path]) -> tuple[bool, str | None, str | None]:
+    def _deduce(self, question: str, declarative: str, beam: list[WalkPath]) -> tuple[bool, str | None, str | None]:
         paths = "\n".join(f"{i + 1}. {render_path(p.triples)}" for i, p in enumerate(beam))
         prompt = DEDUCE_PROMPT.format(question=question, declarative=declarative, paths=paths)
         ans = ask_json(self.llm, prompt, DEDUCE_SCHEMA, max_tokens=200)
@@ -203,9 +191,9 @@ class FidelisRetriever(ReasoningRetriever):
         query = self.scorer.query(list(dict.fromkeys(keywords + [declarative])))
         budget = self.new_budget()
         notes: list[str | None] = [topic_note, plan_note]
-        beam = [_Path([start])]
+        beam = [WalkPath([start])]
         collected = ContextCollector()
-        best_paths: list[_Path] = []
+        best_paths: list[WalkPath] = []
         answer: str | None = None
         for depth in range(1, self.config.max_length + 1):
             candidates = self._expand(beam, query, budget)
@@ -236,7 +224,7 @@ class FidelisRetriever(ReasoningRetriever):
                                sources=sources_of(self.resources.graph, used))
 
     def _answer(
-        self, question: str, paths: list[_Path], contexts: list[Context], start: str
+        self, question: str, paths: list[WalkPath], contexts: list[Context], start: str
     ) -> tuple[str | None, str | None]:
         if self.llm_free:
             return far_end_answer(contexts, start), None

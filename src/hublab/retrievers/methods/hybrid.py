@@ -12,7 +12,7 @@ from hublab.retrievers.components.dense_index import DenseIndex, DistanceMetric
 from hublab.retrievers.components.fusion import rrf
 from hublab.retrievers.components.lexical_index import LexicalParams, LexicalRetriever
 from hublab.retrievers.components.results import empty
-from hublab.retrievers.components.unit_text import text_tag
+from hublab.retrievers.components.unit_text import collection_prefix
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class HybridRetriever(LexicalRetriever):
     def dense(self) -> DenseIndex:
         if self._dense is None:
             c = self.config
-            prefix = "_".join(p for p in ("hybrid", text_tag(c.triple_text, c.context)) if p)
+            prefix = collection_prefix("hybrid", c.triple_text, c.context)
             self._dense = DenseIndex(self.resources, self.units, prefix=prefix, metric=c.distance_metric)
         return self._dense
 

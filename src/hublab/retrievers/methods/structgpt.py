@@ -13,7 +13,6 @@ and the read triples are ranked by embedding similarity instead of the LLM filte
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -26,13 +25,11 @@ from hublab.retrievers.components.llm_json import (
     as_bool,
     as_index_list,
     ask_json,
-    ask_text,
     match_option,
     truncate_lines,
 )
-from hublab.retrievers.components.question_text import query_texts
 from hublab.retrievers.components.reasoning import ContextCapParams, ReasoningRetriever
-from hublab.retrievers.components.results import far_end_answer, join_reasons, sources_of
+from hublab.retrievers.components.results import join_reasons
 
 SELECT_SCHEMA = {
     "type": "object",
@@ -150,13 +147,9 @@ class StructGPTRetriever(ReasoningRetriever):
         return collected.contexts(self.config.max_contexts), note
 
     def _retrieve(self, question: str, topic_entity_id: str | None, topic_entity_value: str | None) -> RetrievalResult:
-        start, topic_note = self.resolve_topic(topic_entity_id, topic_entity_value)
+        start, notes, query, rng, budget = self.begin_walk(question, topic_entity_id, topic_entity_value)
         if start is None:
-            return RetrievalResult(reason=topic_note)
-        notes: list[str | None] = [topic_note]
-        query = self.scorer.query(query_texts(question)) if self.scorer is not None else None
-        rng = random.Random(self.config.seed)
-        budget = self.new_budget()
+            return RetrievalResult(reason=notes[0])
         # Frontier stack: when the newest entity set offers nothing unread (e.g. a literal), the next
         # iteration returns to the previous set, whose remaining relations the history makes choosable.
         stack: list[list[str]] = [[start]]
@@ -212,13 +205,6 @@ class StructGPTRetriever(ReasoningRetriever):
         contexts, note = self._rank(question, query, read)
         notes.append(note)
         if answer is None and self.config.generate_answer:
-            if self.llm_free:
-                answer = far_end_answer(contexts, start)
-            else:
-                lines = "\n".join(c.text for c in contexts[:50])
-                text, err = ask_text(self.llm, ANSWER_PROMPT.format(triples=lines, question=question), max_tokens=400)
-                answer = text.strip() or None
-                notes.append(f"answer: {err}" if err else None)
-        return RetrievalResult(contexts=contexts, answer=answer, reason=join_reasons(*notes),
-                               sources=sources_of(self.resources.graph,
-                                                  [c.triple for c in contexts[:10] if c.triple is not None]))
+            evidence = "\n".join(c.text for c in contexts[:50])
+            answer = self.answer(ANSWER_PROMPT, question, evidence, contexts, start, notes)
+        return self.result(contexts, answer, notes)

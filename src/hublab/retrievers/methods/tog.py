@@ -15,19 +15,24 @@ If the LLM's output cannot be parsed the step falls back to embedding scores and
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from hublab.errors import InputError
-from hublab.graph.model import Triple
 from hublab.retrievers.base import Resources, RetrievalResult
-from hublab.retrievers.components.graph_walk import INVERSE_SUFFIX, Budget, ContextCollector, Edge, render_path
-from hublab.retrievers.components.llm_json import as_bool, ask_json, ask_text, match_option
-from hublab.retrievers.components.question_text import query_texts
+from hublab.retrievers.components.graph_walk import (
+    INVERSE_SUFFIX,
+    Budget,
+    ContextCollector,
+    Edge,
+    WalkPath,
+    render_path,
+)
+from hublab.retrievers.components.llm_json import as_bool, ask_json, match_option
 from hublab.retrievers.components.reasoning import ContextCapParams, ReasoningRetriever
-from hublab.retrievers.components.results import far_end_answer, join_reasons, sources_of
+from hublab.retrievers.components.results import join_reasons
 
 RELATION_SCHEMA = {
     "type": "object",
@@ -87,17 +92,6 @@ Question: {question}
 Knowledge triples:
 {triples}
 Answer:"""
-
-
-@dataclass
-class _Path:
-    nodes: list[str]
-    triples: list[Triple] = field(default_factory=list)
-    score: float = 1.0
-
-    @property
-    def tail(self) -> str:
-        return self.nodes[-1]
 
 
 @dataclass(frozen=True)
@@ -192,9 +186,9 @@ class ToGRetriever(ReasoningRetriever):
         return [1.0 / len(names)] * len(names), f"entity scoring: {ans.error or 'no scores'}; scored uniformly"
 
     # ---------------- search ----------------
-    def _explore(self, question, query, beam: list[_Path], visited: set[str], rng: random.Random,
-                 budget: Budget, notes: list) -> list[_Path]:
-        scored: list[_Path] = []
+    def _explore(self, question, query, beam: list[WalkPath], visited: set[str], rng: random.Random,
+                 budget: Budget, notes: list) -> list[WalkPath]:
+        scored: list[WalkPath] = []
         for path in beam:
             if budget.exhausted:
                 break
@@ -218,14 +212,14 @@ class ToGRetriever(ReasoningRetriever):
                 ent_scores, note = self._score_entities(question, query, relations[i], [e.other.text for e in cands])
                 notes.append(note)
                 for e, s in zip(cands, ent_scores, strict=False):
-                    scored.append(_Path(path.nodes + [e.other.uid], path.triples + [e.triple],
+                    scored.append(WalkPath(path.nodes + [e.other.uid], path.triples + [e.triple],
                                         path.score * rel_scores[i] * max(s, 0.0)))
-        best: dict[str, _Path] = {}
+        best: dict[str, WalkPath] = {}
         for p in sorted(scored, key=lambda p: -p.score):
             best.setdefault(p.tail, p)
         return sorted(best.values(), key=lambda p: -p.score)[: self.config.width]
 
-    def _reason(self, question: str, paths: list[_Path]) -> tuple[bool, str | None, str | None]:
+    def _reason(self, question: str, paths: list[WalkPath]) -> tuple[bool, str | None, str | None]:
         triples = "\n".join(t.render() for t in dict.fromkeys(t for p in paths for t in p.triples))
         ans = ask_json(self.llm, REASON_PROMPT.format(question=question, triples=triples), REASON_SCHEMA,
                        max_tokens=300)
@@ -235,17 +229,13 @@ class ToGRetriever(ReasoningRetriever):
         return done, (str(ans.data.get("answer") or "").strip() or None) if done else None, None
 
     def _retrieve(self, question: str, topic_entity_id: str | None, topic_entity_value: str | None) -> RetrievalResult:
-        start, topic_note = self.resolve_topic(topic_entity_id, topic_entity_value)
+        start, notes, query, rng, budget = self.begin_walk(question, topic_entity_id, topic_entity_value)
         if start is None:
-            return RetrievalResult(reason=topic_note)
-        notes: list[str | None] = [topic_note]
-        query = self.scorer.query(query_texts(question)) if self.scorer is not None else None
-        rng = random.Random(self.config.seed)
-        budget = self.new_budget()
+            return RetrievalResult(reason=notes[0])
         visited = {start}
-        beam = [_Path([start])]
+        beam = [WalkPath([start], score=1.0)]
         collected = ContextCollector()
-        kept: list[_Path] = []
+        kept: list[WalkPath] = []
         answer: str | None = None
         for depth in range(1, self.config.max_depth + 1):
             nxt = self._explore(question, query, beam, visited, rng, budget, notes)
@@ -270,14 +260,7 @@ class ToGRetriever(ReasoningRetriever):
             return RetrievalResult(reason=join_reasons(*notes, f"no relation could be followed from {start}"))
         contexts = collected.contexts(self.config.max_contexts)
         if answer is None and self.config.generate_answer:
-            if self.llm_free:
-                answer = far_end_answer(contexts, start)
-            else:
-                lines = "\n".join(render_path(p.triples) for p in kept)
-                text, err = ask_text(self.llm, ANSWER_PROMPT.format(question=question, triples=lines), max_tokens=400)
-                answer = text.strip() or None
-                notes.append(f"answer: {err}" if err else None)
-        return RetrievalResult(contexts=contexts, answer=answer, reason=join_reasons(*notes),
-                               sources=sources_of(self.resources.graph,
-                                                  [c.triple for c in contexts[:10] if c.triple is not None]))
+            evidence = "\n".join(render_path(p.triples) for p in kept)
+            answer = self.answer(ANSWER_PROMPT, question, evidence, contexts, start, notes)
+        return self.result(contexts, answer, notes)
 

@@ -17,7 +17,7 @@ from pydantic import Field
 from hublab.retrievers.base import Resources, RetrievalResult, Retriever
 from hublab.retrievers.components.dense_index import DenseIndex, DistanceMetric
 from hublab.retrievers.components.results import assemble, empty
-from hublab.retrievers.components.unit_text import DEFAULT_TRIPLE_TEXT, UnitTextParams, text_tag
+from hublab.retrievers.components.unit_text import DEFAULT_TRIPLE_TEXT, UnitTextParams, collection_prefix
 from hublab.retrievers.components.units import Unit, answer_types, node_units, triple_units
 
 
@@ -75,7 +75,7 @@ class VSSRetriever(Retriever):
         """``vss_<kind>`` for the default texts (the existing collections' names), plus the representation's tag
         otherwise (node documents have no triple text: only their context tags them)."""
         form = self.config.triple_text if kind == "triples" else DEFAULT_TRIPLE_TEXT
-        return "_".join(p for p in (f"vss_{kind}", text_tag(form, self.config.context)) if p)
+        return collection_prefix(f"vss_{kind}", form, self.config.context)
 
     def index(self, *, progress: bool = True) -> dict[str, Any]:
         return {k: ix.build(progress=progress) for k, ix in self.indexes().items()}

@@ -1,0 +1,2 @@
+"""Test support shipped with the package (as ``optuna.testing`` is): :mod:`hublab.testing.retriever_contract`, the
+checks every retrieval method passes, for plugins to run over themselves. Imports pytest: a test dependency."""
