@@ -6,6 +6,10 @@ no network:
     .venv/bin/python bench/bench_gpu.py export .gpu            # here: model (float16 copy), texts, questions, pairs
     python3 bench/bench_gpu.py run .gpu                        # there: PYTHONPATH=src, prints the figures as JSON
 
+``run`` imports only torch, sentence-transformers (with what it installs: transformers, datasets, pandas, PyYAML),
+numpy and HubLab's own embedding and training modules (``tests/training/test_bench_gpu_bare.py`` runs it with
+everything else blocked).
+
 ``export`` writes the bundled MiniLM with float16 weights (the 87 MB float32 file exceeds what may travel to the
 device; both precisions below start from the same rounded weights, so they compare like with like), the GV3
 export's triple texts (HubLink's ``triple_text``), the 170 KGQA questions, and the training pairs HubLab's
@@ -13,8 +17,9 @@ export's triple texts (HubLink's ``triple_text``), the 170 KGQA questions, and t
 
 ``run`` measures, on CPU and on CUDA of the same machine, with HubLab's own code (``SentenceTransformerEmbedder``,
 ``training.finetune``):
-* embedding throughput: the portable path (CPU, float64 forward, canonical batches of 8) vs. CUDA float32 with the
-  same canonical batching, and plain ``encode`` with batch 256 on CUDA (float32 and float16);
+* embedding throughput: the portable path (CPU, float64 forward, canonical batches of 8) vs. CUDA float32 in
+  batches of ``GPU_BATCH`` (256) over the sorted distinct texts (``embed``'s GPU path), and plain ``encode`` with
+  batch 256 on CUDA (float32 and float16); whether a second ``embed`` of the same texts gives identical vectors;
 * agreement: the largest component difference between the CUDA and the portable CPU vectors, and for every
   question the top 10 texts by cosine (scores rounded to 6 decimals, ties by text): identical lists, same sets;
 * fine-tuning: ``finetune`` with ``params.yaml``'s train settings on CPU and CUDA (seconds per step), and a
@@ -115,7 +120,7 @@ def run(data_dir: Path, devices: tuple[str, ...], limit: int | None) -> dict:
     from hublab.embedding import sentence_transformer as st
     from hublab.training.finetune import TrainConfig, mrr_at_k
     from hublab.training.finetune import finetune as hublab_finetune
-    from hublab.training.questions import TrainPair
+    from hublab.training.pairs import TrainPair
 
     data = json.loads((data_dir / "data.json").read_text())
     model_dir = str(data_dir / "model")
@@ -130,6 +135,7 @@ def run(data_dir: Path, devices: tuple[str, ...], limit: int | None) -> dict:
             _float32(emb._model)
         emb.embed(texts[:64])  # warm-up (CUDA context, kernels)
         v, secs = _timed(lambda emb=emb: emb.embed(texts))
+        report[f"embed_{device}_repeat_identical"] = bool(np.array_equal(v, emb.embed(texts)))
         q = emb.embed(questions)
         vecs[device] = (v, q)
         report[f"embed_{device}_s"] = round(secs, 2)

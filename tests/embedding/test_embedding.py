@@ -35,3 +35,21 @@ def test_dimension_read_from_the_folder_is_the_loaded_models():
     model = emb._model
     getdim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
     assert dim_from_files(emb.path) == int(getdim()) == emb.dim == emb.embed(["a"]).shape[1]
+
+
+def test_gpu_batching_gives_the_same_vectors_for_the_same_texts_in_any_call_order():
+    """The GPU's path (batches of GPU_BATCH over the sorted distinct texts, issue #28), run on the CPU: the same set
+    of texts gives bitwise the same vectors whatever the call's order and repeats, rows follow the input, vectors
+    are unit length and within float noise of the canonical path's."""
+    from hublab.embedding.sentence_transformer import GPU_BATCH, SentenceTransformerEmbedder
+
+    texts = [f"Paper {i} | venue | ICSA {i % 7}" for i in range(GPU_BATCH + 44)]  # two batches
+    gpu = SentenceTransformerEmbedder(device="cpu")
+    gpu.large_batches = True
+    a = gpu.embed(texts)
+    b = gpu.embed([*reversed(texts), *texts[:5]])
+    assert np.array_equal(b[: len(texts)][::-1], a) and np.array_equal(b[len(texts):], a[:5])
+    assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-6)
+    canonical = SentenceTransformerEmbedder(device="cpu")
+    assert not canonical.large_batches and gpu.vectors_id == canonical.vectors_id  # the device names the vectors
+    assert float(np.abs(canonical.embed(texts) - a).max()) < 1e-5

@@ -14,7 +14,8 @@ from hublab.graph.model import Knowledge, Triple
 from hublab.graph.rdf import RdfKnowledgeGraph
 from hublab.retrievers.methods.hublink.hubs import HubDetector, hub_paths
 from hublab.retrievers.methods.hublink.text import path_to_text, triple_text
-from hublab.training.questions import generate_pairs, paper_key, split_by_paper
+from hublab.training.pairs import paper_key, split_by_paper
+from hublab.training.questions import generate_pairs
 
 METHODS = ["Case Study", "Controlled Experiment", "Benchmark", "Interview"]
 OBJECTS = ["Architecture Design Method", "Microservices", "Technical Debt"]

@@ -17,6 +17,9 @@ from hublab.errors import HubLabError
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 #: Rows per forward pass, fixed so that a text's vector is independent of its batch partners (see ``embed``).
 CANONICAL_BATCH = 8
+#: Rows per forward pass on a GPU: large batches in a fixed order (see ``embed``). Measured on an H200 (issue #28):
+#: MiniLM's plain ``encode`` at batch 256 ran 7,042-9,015 texts/s against 899-1,157 in canonical batches of 8.
+GPU_BATCH = 256
 _MODELS: dict[tuple[str, str], object] = {}
 _LOCK = threading.Lock()
 
@@ -136,6 +139,7 @@ class SentenceTransformerEmbedder(Embedder):
         self._device: str | None = None
         self._loaded: object | None = None
         self._dim: int | None = None
+        self._large_batches: bool | None = None
         self.batch_size = batch_size
         self.source = str(model or DEFAULT_MODEL)
         # The bundled model keeps its name (existing caches and indices); any other model is named by content.
@@ -166,8 +170,20 @@ class SentenceTransformerEmbedder(Embedder):
     @property
     def vectors_id(self) -> str:
         """``<name>@fp64`` for the portable CPU vectors (``embed``), so caches and indices of float32-forward
-        vectors are not reused; the model's name on a GPU."""
-        return f"{self.name}@fp64" if self.device == "cpu" else self.name
+        vectors are not reused; ``<name>@b256`` on a GPU (large batches: see ``embed``)."""
+        return f"{self.name}@fp64" if self.device == "cpu" else f"{self.name}@b{GPU_BATCH}"
+
+    @property
+    def large_batches(self) -> bool:
+        """Embed in batches of ``GPU_BATCH`` in a fixed order (a GPU) instead of canonical batches (the CPU's
+        portable path). A test may set it on a CPU embedder to exercise the GPU's batching."""
+        if self._large_batches is None:
+            self._large_batches = self.device != "cpu"
+        return self._large_batches
+
+    @large_batches.setter
+    def large_batches(self, value: bool) -> None:
+        self._large_batches = value
 
     @property
     def _model(self):
@@ -204,11 +220,22 @@ class SentenceTransformerEmbedder(Embedder):
         94% of components between torch's AVX2 and default kernels, and between MKL's code paths: what an
         AVX-512 host picks); in float64 those differences are ~1e-16 and vanish in the final rounding, so the
         same text gets the same float32 vector on any x86 or Arm CPU (``tests/embedding/test_portable.py``).
-        It costs about 2x the CPU time of a float32 pass. On a GPU the model stays float32 (not portable).
+        It costs about 2x the CPU time of a float32 pass.
+
+        On a GPU (``large_batches``) the model stays float32 and runs batches of ``GPU_BATCH`` over the distinct
+        texts in sorted order: the same texts give bitwise the same vectors on the same device (an H200 gave
+        identical vectors in two runs of ``encode`` at batch 256 over the same ordered input), at the card's
+        throughput. A text's vector can then move in the last bits with its batch partners (≤ 3e-8 measured for a
+        shuffled order); GPU vectors are named apart from CPU ones anyway (``vectors_id``).
         """
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         unique = sorted(set(texts))
+        if self.large_batches:
+            vecs = self._model.encode(unique, batch_size=GPU_BATCH, normalize_embeddings=False,
+                                      show_progress_bar=False, convert_to_numpy=True)
+            row = {t: i for i, t in enumerate(unique)}
+            return unit_float32(vecs)[[row[t] for t in texts]]
         tok = self._model.tokenizer
         by_len: dict[int, list[str]] = {}
         for t in unique:

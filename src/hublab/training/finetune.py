@@ -23,8 +23,7 @@ from typing import Any
 from hublab.config import ORKG_GRAPH
 from hublab.errors import InputError
 from hublab.graph.base import KnowledgeGraph
-from hublab.tracking.embedder_runs import log_training_run
-from hublab.training.questions import TrainPair, cap, generate_pairs, split_by_paper
+from hublab.training.pairs import TrainPair, cap, split_by_paper
 
 
 @dataclass
@@ -210,6 +209,10 @@ def finetune(model: Any, train: list[TrainPair], cfg: TrainConfig, device: str, 
 def prepare_pairs(graphs: dict[str, KnowledgeGraph], cfg: TrainConfig,
                   ) -> tuple[list[TrainPair], list[TrainPair], int]:
     """Generate from every graph, split by paper, cap: (train, val, n generated)."""
+    # local: generating pairs walks the graph with HubLink's hub code (the retriever package, pydantic); training on
+    # pairs made elsewhere (bench/bench_gpu.py run on a bare GPU machine) must not need it
+    from hublab.training.questions import generate_pairs
+
     pairs: list[TrainPair] = []
     for name in sorted(graphs):
         pairs += generate_pairs(graphs[name], seed=cfg.seed, phrasings_per_path=cfg.phrasings_per_path,
@@ -278,6 +281,10 @@ def train_embedder(graphs: dict[str, KnowledgeGraph], cfg: TrainConfig, root: Pa
 
 def _log(res: TrainResult, cfg: TrainConfig, model: Any, train: list[TrainPair], val: list[TrainPair],
          root: Path) -> None:
+    # local: the MLflow side (tracking layer, pydantic) is only needed when the run is logged; the GPU benchmark
+    # trains without it
+    from hublab.tracking.embedder_runs import log_training_run
+
     logged = log_training_run(
         root, cfg.experiment, f"train-{cfg.name}",
         params={f"train.{k}": json.dumps(v) if isinstance(v, list) else v for k, v in asdict(cfg).items()},

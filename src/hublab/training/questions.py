@@ -15,14 +15,13 @@ their normalised title, so the same paper in two graph variants lands on the sam
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from hublab.graph.base import KnowledgeGraph
 from hublab.graph.model import Triple
 from hublab.retrievers.methods.hublink.hubs import HubDetector, hub_paths
 from hublab.retrievers.methods.hublink.text import path_to_text, triple_text
+from hublab.training.pairs import TrainPair, paper_key
 
 #: Predicates that carry no meaning of their own (list/entity plumbing); the attribute a question names is the
 #: nearest informative predicate above them on the path.
@@ -30,21 +29,6 @@ GENERIC_PREDICATES = frozenset({"name", "has list element", "entity", "object", 
 #: Container predicates that do not qualify a boolean classification below them.
 CONTAINER_PREDICATES = frozenset({"contribution", "evaluation", "properties"})
 BOOLEAN_VALUES = frozenset({"true", "false"})
-
-
-@dataclass(frozen=True)
-class TrainPair:
-    """One (question, positive text) example; ``paper`` is the split key (normalised title)."""
-
-    question: str
-    positive: str
-    paper: str
-    kind: str
-    graph: str
-
-
-def paper_key(title: str) -> str:
-    return re.sub(r"\s+", " ", re.sub(r"[^a-z0-9 ]", " ", title.lower())).strip()
 
 
 def attribute(triples: tuple[Triple, ...]) -> str:
@@ -168,20 +152,3 @@ def generate_pairs(graph: KnowledgeGraph, *, seed: int = 0, hub_types: Iterable[
                 positive = triple_text(triples[-1]) if use_triple else path_to_text(triples)
                 out.add(TrainPair(question, positive, key, f"{kind}:{direction}", graph.name))
     return sorted(out, key=lambda p: (p.graph, p.paper, p.question, p.positive))
-
-
-def split_by_paper(pairs: list[TrainPair], *, val_fraction: float = 0.15, seed: int = 0,
-                   ) -> tuple[list[TrainPair], list[TrainPair]]:
-    """(train, validation): whole papers (by normalised title, across graphs) are held out."""
-    papers = sorted({p.paper for p in pairs})
-    random.Random(seed).shuffle(papers)
-    n_val = max(1, round(len(papers) * val_fraction)) if val_fraction > 0 and len(papers) > 1 else 0
-    held = set(papers[:n_val])
-    return [p for p in pairs if p.paper not in held], [p for p in pairs if p.paper in held]
-
-
-def cap(pairs: list[TrainPair], n: int | None, seed: int) -> list[TrainPair]:
-    """A deterministic sample of at most ``n`` pairs (all when ``n`` is None or larger), in shuffled order."""
-    out = list(pairs)
-    random.Random(seed).shuffle(out)
-    return out if not n or n >= len(out) else out[:n]
