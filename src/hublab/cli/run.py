@@ -12,8 +12,6 @@ from hublab.cli.app import AS_JSON, LLM_BASE_URL, LLM_MODEL, StrictCommand, app,
 from hublab.cli.run_output import estimate_json, print_summary, run_estimate, write_atomic, write_outputs
 from hublab.config import settings
 from hublab.errors import InputError
-from hublab.experiment.request import RunRequest
-from hublab.experiment.runner import run_experiment
 from hublab.preflight import check_llm, check_run, llm_endpoints, print_warnings
 from hublab.progress import want_progress
 from hublab.tuning.space import applicable, check_space, space_from_pipeline
@@ -78,6 +76,11 @@ def run_cmd(
     check_search_space(checked.cfg)
     # the run, decided once: everything below (estimate, runner, report) reads it from here
     show = bool(progress) if as_json and progress is None else want_progress(progress)
+    # local: the run machinery (pipeline, retrievers, tracking: ~0.3 s of imports) loads when a run starts, so that
+    # `hublab --help`, `hublab list` and the other commands start in a quarter of a second
+    from hublab.experiment.request import RunRequest
+    from hublab.experiment.runner import run_experiment
+
     req = RunRequest(checked.cfg, graph, dataset, st, limit=limit, experiment=experiment, resume=resume,
                      track_carbon=carbon, progress=show, trace=trace)
     uses_llm = bool(llm_endpoints(req.cfg))
