@@ -1,4 +1,4 @@
-"""The typer application objects. Command modules in :mod:`hublab.commands` attach to these."""
+"""The typer application objects. The command modules of :mod:`hublab.cli` attach to these."""
 
 from __future__ import annotations
 
