@@ -185,9 +185,9 @@ def _run_locked(req: RunRequest, plan: _Plan, ident: RunIdentity, ckpt: Checkpoi
     if not req.resume:
         ckpt.reset()
     state = ckpt.state()
-    t_start = time.perf_counter()
     rec = RunRecorder.open(req.description(req.display_name(None if ident.full else ident.scope)),
                            state.get("run_id") if req.resume else None)
+    t_start = time.perf_counter()  # the run budget and the session's runtime start here, after MLflow's set-up
     with rec.ending_on_error():
         _log_start(req, rec, ident, ckpt, pipeline, dataset_input=dataset_input)
         answered = _answer_pending(req, rec, pipeline, plan, pending, done, ckpt, t_start, on_question)
