@@ -223,9 +223,9 @@ class SentenceTransformerEmbedder(Embedder):
         It costs about 2x the CPU time of a float32 pass.
 
         On a GPU (``large_batches``) the model stays float32 and runs batches of ``GPU_BATCH`` over the distinct
-        texts in sorted order: the same texts give bitwise the same vectors on the same device (an H200 gave
-        identical vectors in two runs of ``encode`` at batch 256 over the same ordered input), at the card's
-        throughput. A text's vector can then move in the last bits with its batch partners (≤ 3e-8 measured for a
+        texts in sorted order: the same texts give bitwise the same vectors on the same device (issue #28's check on
+        an H200: identical vectors in two runs of ``encode`` at batch 256 over the same ordered input), at the card's
+        throughput. A text's vector can then move in the last bits with its batch partners (that check: ≤ 3e-8 for a
         shuffled order); GPU vectors are named apart from CPU ones anyway (``vectors_id``).
         """
         if not texts:

@@ -12,8 +12,8 @@ never reaches the store.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -148,22 +148,14 @@ class RunRecorder:
         """FINISHED, FAILED or KILLED."""
         _mlflow().end_run(status)
 
-    def ending_on_error(self) -> _EndOnError:
+    @contextmanager
+    def ending_on_error(self) -> Iterator[RunRecorder]:
         """A block whose exception ends the run (KILLED on Ctrl-C, else FAILED) before it propagates."""
-        return _EndOnError(self)
-
-
-class _EndOnError:
-    def __init__(self, recorder: RunRecorder) -> None:
-        self.recorder = recorder
-
-    def __enter__(self) -> RunRecorder:
-        return self.recorder
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> bool:
-        if exc is not None:
-            self.recorder.end("KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED")
-        return False
+        try:
+            yield self
+        except BaseException as exc:
+            self.end("KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED")
+            raise
 
 
 def _mark_killed_if_stale(run_id: str) -> bool:
