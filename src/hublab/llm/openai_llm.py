@@ -213,6 +213,9 @@ class OpenAICompatibleLLM(LLM):
     def _call(self, prompt: str, json_schema: dict | None, max_tokens: int, system: str | None) -> LLMResponse:
         import openai
 
+        # The client (and its lazily imported resources) is built before the clock starts: the bound is on waiting
+        # for the endpoint, and building it under load took long enough to eat a whole call's retry budget.
+        self.client().chat.completions  # noqa: B018 - touch the lazy resource so its import is off the clock
         start = time.monotonic()
         deadline = start + self.timeout_s * (self.max_retries + 1)
         learned = _learned(self.base_url, self.model)
