@@ -12,6 +12,7 @@ starts processes or servers marks itself ``slow``.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 #: One OpenMP thread per process, for the workers and every process they start (set before anything imports torch;
@@ -54,14 +55,36 @@ SERVER_GROUPS = {
 }
 
 
+def _joined_server_groups(items) -> dict[str, str]:
+    """server group -> the scheduling group it runs in: a test that needs two servers (Milvus and PostgreSQL) joins
+    their groups, so that every server still starts once a run (a group of its own started a second Milvus
+    standalone, which then idled on its worker until the run ended)."""
+    parent = {g: g for g in SERVER_GROUPS.values()}
+
+    def find(g: str) -> str:
+        while parent[g] != g:
+            g = parent[g]
+        return g
+
+    for item in items:
+        used = sorted({SERVER_GROUPS[f] for f in item.fixturenames if f in SERVER_GROUPS})
+        for g in used[1:]:
+            parent[find(g)] = find(used[0])
+    members: dict[str, list[str]] = {}
+    for g in parent:
+        members.setdefault(find(g), []).append(g)
+    return {g: "+".join(sorted(members[find(g)])) for g in parent}
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which turns xdist_group marks into scheduling groups
 def pytest_collection_modifyitems(config, items):
+    joined = _joined_server_groups(items)
     for item in items:
         if item.get_closest_marker("llama") or SLOW_FIXTURES.intersection(item.fixturenames):
             item.add_marker(pytest.mark.slow)
         if item.get_closest_marker("xdist_group"):
             continue
-        groups = sorted({SERVER_GROUPS[f] for f in item.fixturenames if f in SERVER_GROUPS})
+        groups = sorted({joined[SERVER_GROUPS[f]] for f in item.fixturenames if f in SERVER_GROUPS})
         if not groups and _uses_module_fixture(item):  # built once a module, so its tests stay on one worker
             groups = [item.nodeid.split("::")[0]]
         if groups:
@@ -100,11 +123,13 @@ def _cpu_seconds() -> float:
 
 
 _CPU_AT_START = pytest.StashKey[float]()
+_STARTED_AT = pytest.StashKey[float]()
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
     item.stash[_CPU_AT_START] = _cpu_seconds()
+    item.stash[_STARTED_AT] = time.time()
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -116,6 +141,10 @@ def pytest_runtest_makereport(item, call):
         # property in .cache/junit.xml: beside the wall time it tells a test that works from one that waits (the
         # suite runs more workers than cores, so wall times include waiting for a core)
         item.user_properties.append(("cpu_s", round(_cpu_seconds() - item.stash[_CPU_AT_START], 1)))
+        # when and where it ran (seconds since the epoch, the xdist worker): a run's timeline per worker, to see
+        # idle cores and a long group left for the end
+        item.user_properties.append(("started", round(item.stash[_STARTED_AT], 1)))
+        item.user_properties.append(("worker", os.environ.get("PYTEST_XDIST_WORKER", "main")))
     outcome = yield
     rep = outcome.get_result()
     if CI and rep.skipped and item.get_closest_marker("llama") and not hasattr(rep, "wasxfail"):

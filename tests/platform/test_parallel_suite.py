@@ -1,7 +1,8 @@
-"""The suite's parallel run keeps each session server's tests on one worker (scripts/test.sh: pytest-xdist with
-``--dist loadgroup``; tests/conftest.py adds the ``xdist_group`` marks). Why a test: with pytest 9.2, pytest-xdist
-3.8's grouping silently did nothing (every worker started its own llama.cpp server), so the pin in pyproject.toml
-and the hook are checked here on a throwaway suite of three workers (a few seconds: three interpreter starts)."""
+"""The suite's parallel run keeps each session server's tests on one worker, also when a test needs two servers
+(scripts/test.sh: pytest-xdist with ``--dist loadgroup``; tests/conftest.py adds the ``xdist_group`` marks). Why a
+test: with pytest 9.2, pytest-xdist 3.8's grouping silently did nothing (every worker started its own llama.cpp
+server), so the pin in pyproject.toml and the hook are checked here on a throwaway suite of three workers (a few
+seconds: three interpreter starts)."""
 
 from __future__ import annotations
 
@@ -17,14 +18,37 @@ TESTS = Path(__file__).resolve().parents[1]
 SUITE = '''
 import os, time, pytest
 
-@pytest.fixture(scope="session")
-def llama_server():  # the name of the real fixture: conftest.SERVER_GROUPS maps it to the "llama" group
+def _started(name):
     with open(os.environ["CREATED"], "a") as f:
-        f.write(os.environ.get("PYTEST_XDIST_WORKER", "main") + "\\n")
+        f.write(name + "@" + os.environ.get("PYTEST_XDIST_WORKER", "main") + "\\n")
     return "started"
+
+# the names of the real fixtures: conftest.SERVER_GROUPS maps them to the "llama", "milvus" and "postgres" groups
+@pytest.fixture(scope="session")
+def llama_server():
+    return _started("llama")
+
+@pytest.fixture(scope="session")
+def milvus_standalone():
+    return _started("milvus")
+
+@pytest.fixture(scope="session")
+def postgres_url():
+    return _started("postgres")
 
 @pytest.mark.parametrize("i", range(6))
 def test_uses_the_server(llama_server, i):
+    time.sleep(0.1)
+
+@pytest.mark.parametrize("i", range(3))
+def test_uses_milvus(milvus_standalone, i):
+    time.sleep(0.1)
+
+@pytest.mark.parametrize("i", range(3))
+def test_uses_postgres(postgres_url, i):
+    time.sleep(0.1)
+
+def test_uses_both(milvus_standalone, postgres_url):  # joins the two groups: still one server of each a run
     time.sleep(0.1)
 
 @pytest.mark.parametrize("i", range(9))
@@ -50,5 +74,7 @@ def test_a_session_servers_tests_share_one_worker(tmp_path: Path):
                           "no:cacheprovider", str(suite)], cwd=tmp_path, capture_output=True, text=True,
                          timeout=300, env={**os.environ, "CREATED": str(created)})
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
-    assert "15 passed" in res.stdout
-    assert len(created.read_text().split()) == 1, f"the server started on several workers: {created.read_text()}"
+    assert "22 passed" in res.stdout
+    started = created.read_text().split()
+    assert sorted(n.split("@")[0] for n in started) == ["llama", "milvus", "postgres"], \
+        f"a server started on several workers: {started}"
