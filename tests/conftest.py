@@ -108,11 +108,16 @@ def _long_first(item) -> int:
 
 
 def _uses_module_fixture(item) -> bool:
+    """Whether the test uses a module-scoped fixture, or a session-scoped one that its own module defines: such
+    modules embed the same texts in each of their tests' workers (tests/datasets/test_stark.py's SKB, the GV3
+    subgraph of tests/retrievers/test_baselines_dense.py: tests starting at once on several workers each embedded
+    them; the shared cache helps only once a worker has written them)."""
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
         return False
-    return any(defs and defs[-1].scope == "module" for name, defs in info.name2fixturedefs.items()
-               if name in item.fixturenames)
+    module = item.nodeid.split("::")[0]
+    return any(defs and (defs[-1].scope == "module" or (defs[-1].scope == "session" and defs[-1].baseid == module))
+               for name, defs in info.name2fixturedefs.items() if name in item.fixturenames)
 
 
 def _cpu_seconds() -> float:

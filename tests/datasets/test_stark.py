@@ -8,6 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from baseline_support import ScriptedLLM
+from conftest import shared_embedding_cache
 from hublab.datasets.stark.skb import SkbKnowledgeGraph, load_qa
 from hublab.datasets.stark.synthetic import write_synthetic_skb
 from hublab.errors import InputError
@@ -150,7 +151,9 @@ def test_cli_stark_eval(skb_dir, tmp_path):
 def test_cli_four_step_focus_with_milvus_index_reused(skb_dir, tmp_path, monkeypatch):
     from hublab.cli import app
 
-    monkeypatch.chdir(tmp_path)  # the embedding cache goes under ./models
+    monkeypatch.chdir(tmp_path)  # the embedding cache goes under ./models: the run's shared one (the SKB documents
+    (tmp_path / "models").mkdir()  # were embedded by the in-process tests above: ~20 CPU s a second time)
+    (tmp_path / "models" / "embeddings").symlink_to(shared_embedding_cache(), target_is_directory=True)
     args = ["stark", "eval", "--skb", str(skb_dir), "--split", "test", "--retriever", "four_step_focus",
             "--vector-store", str(tmp_path / "stark.db"), "--param", "rerank=false"]
     first = CliRunner().invoke(app, args)
