@@ -151,8 +151,10 @@ def test_cli_stark_eval(skb_dir, tmp_path):
 def test_cli_four_step_focus_with_milvus_index_reused(skb_dir, tmp_path, monkeypatch):
     from hublab.cli import app
 
-    monkeypatch.chdir(tmp_path)  # the embedding cache goes under ./models: the run's shared one (the SKB documents
-    (tmp_path / "models").mkdir()  # were embedded by the in-process tests above: ~20 CPU s a second time)
+    # the CLI keeps its embedding cache under ./models/embeddings: link it to the run's shared cache, where the
+    # in-process tests above already put the SKB documents (embedding them again cost ~20 CPU s)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "models").mkdir()
     (tmp_path / "models" / "embeddings").symlink_to(shared_embedding_cache(), target_is_directory=True)
     args = ["stark", "eval", "--skb", str(skb_dir), "--split", "test", "--retriever", "four_step_focus",
             "--vector-store", str(tmp_path / "stark.db"), "--param", "rerank=false"]
