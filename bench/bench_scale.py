@@ -84,7 +84,8 @@ def _start_lite_server(data: Path) -> tuple[subprocess.Popen, str]:
 
 def one_size(factor: int, embedder: str, n_questions: int, work: Path, shared: Path, store: str = "lite",
              uri: str | None = None, exact_max_vectors: int | None = 500_000, latency_budget_s: float = 900.0,
-             index: dict | None = None, quiet_load: float | None = None, quiet_wait_s: float = 3600) -> dict:
+             index: dict | None = None, quiet_load: float | None = None, quiet_wait_s: float = 3600,
+             reuse: bool = False) -> dict:
     import resource
 
     import scale_server
@@ -111,7 +112,8 @@ def one_size(factor: int, embedder: str, n_questions: int, work: Path, shared: P
     d = work / f"x{factor}_{embedder}_{store}"
     import shutil
 
-    shutil.rmtree(d, ignore_errors=True)  # a cold build every time
+    if not reuse:
+        shutil.rmtree(d, ignore_errors=True)  # a cold build every time
     minilm = {"model": "all-MiniLM-L6-v2", "device": "auto"}
     emb = HashingEmbedder(384) if embedder == "hash" else build_embedder(minilm, None)
     server = standalone = rss = None
@@ -128,7 +130,8 @@ def one_size(factor: int, embedder: str, n_questions: int, work: Path, shared: P
         os.environ[scale_server.TOKEN_ENV] = standalone.token if standalone else os.environ.get("MILVUS_TOKEN", "")
         cfg["token_env"] = scale_server.TOKEN_ENV
     vs = build_vector_store(cfg, d / "index.db")
-    copy = scale_server.VectorCopy(work / f"x{factor}_vectors.f32", emb.dim) if store == "uri" else None
+    copy = (scale_server.VectorCopy(work / f"x{factor}_vectors.f32", emb.dim, append=reuse) if store == "uri"
+            else None)
     inserted = {"n": 0, "t0": time.perf_counter(), "next": 0}
     insert = vs.insert
 
@@ -163,7 +166,8 @@ def one_size(factor: int, embedder: str, n_questions: int, work: Path, shared: P
         collection = r.hub_index.collection
         server_row: dict = {}
         if store == "uri":
-            server_row = _server_figures(vs, collection, copy, emb, [p.question for p in pairs], standalone)
+            server_row = _server_figures(vs, collection, copy, emb, [p.question for p in pairs], standalone,
+                                         keep_copy=reuse)
             _log(f"x{factor}: server index complete after {server_row['index_wait_s']} s more; "
                  f"ANN recall@20 {server_row['ann_recall_at_20']}")
         quiet_s = _wait_for_quiet(quiet_load, quiet_wait_s, f"x{factor}") if quiet_load is not None else 0.0
@@ -194,6 +198,8 @@ def one_size(factor: int, embedder: str, n_questions: int, work: Path, shared: P
             server.wait(timeout=30)
         if standalone is not None:
             standalone.stop()
+    if reuse:  # what the build of this run did: nothing when an earlier run's index was complete
+        server_row["build"] = "reused" if not vectors else "resumed"
     return {**server_row,
         "factor": factor, "embedder": embedder, "store": store, "search": mode,
         "exact_max_vectors": exact_max_vectors, "warmup_s": round(warm_s, 2),
@@ -223,7 +229,7 @@ def _wait_for_quiet(max_load: float, wait_s: float, label: str) -> float:
     return time.monotonic() - t0
 
 
-def _server_figures(vs, collection: str, copy, emb, questions: list[str], standalone) -> dict:
+def _server_figures(vs, collection: str, copy, emb, questions: list[str], standalone, keep_copy: bool = False) -> dict:
     """After the build on a server: wait until its vector index covers every row (searches before that scan
     unindexed segments), measure its data folder, and the index's recall of the exact top 20 (HubLink's global
     search fetches 2·top_paths_to_keep = 20 per query vector) for the questions' vectors."""
@@ -238,7 +244,8 @@ def _server_figures(vs, collection: str, copy, emb, questions: list[str], standa
                                                        vs.index.search_params(k))}
     if standalone is not None:
         row["server_data_mb"] = scale_server.dir_size_mb(standalone.data)
-    copy.path.unlink()
+    if not keep_copy:
+        copy.path.unlink()
     return row
 
 
@@ -387,6 +394,10 @@ def main() -> None:
     ap.add_argument("--wait-s", type=float, default=600, help="wait at most this long for memory headroom")
     ap.add_argument("--attempts", type=int, default=2, help="tries per size when the watchdog killed it")
     ap.add_argument("--shared", default=str(ROOT.parent / "shared"))
+    ap.add_argument("--reuse", action="store_true",
+                    help="keep each size's work folder (index manifest, the standalone server's data, the vector copy "
+                    "for the recall check) and resume its build: a complete index from an earlier --reuse run is "
+                    "searched again without being rebuilt (the row says \"build\": \"reused\")")
     ap.add_argument("--one", nargs=2, metavar=("FACTOR", "EMBEDDER"), help=argparse.SUPPRESS)
     ap.add_argument("--out", default=str(ROOT / "docs"))
     args = ap.parse_args()
@@ -394,7 +405,7 @@ def main() -> None:
     if args.one:
         row = one_size(int(args.one[0]), args.one[1], args.questions, work, Path(args.shared), args.store, args.uri,
                        args.exact_max_vectors, args.latency_budget_s, json.loads(args.index), args.quiet_load,
-                       args.quiet_wait_s)
+                       args.quiet_wait_s, args.reuse)
         print(json.dumps(row))
         return
     work.mkdir(parents=True, exist_ok=True)
@@ -409,7 +420,8 @@ def main() -> None:
                    "--shared", args.shared, "--store", args.store, "--exact-max-vectors", str(args.exact_max_vectors),
                    "--latency-budget-s", str(args.latency_budget_s), "--index", args.index,
                    "--quiet-wait-s", str(args.quiet_wait_s)] + (["--uri", args.uri] if args.uri else []) + (
-                       ["--quiet-load", str(args.quiet_load)] if args.quiet_load is not None else [])
+                       ["--quiet-load", str(args.quiet_load)] if args.quiet_load is not None else []) + (
+                       ["--reuse"] if args.reuse else [])
             log = work / f"x{f}_{emb}_{args.store}.log"
             for attempt in range(1, args.attempts + 1):
                 print(f"{time.strftime('%H:%M:%S')} x{f} {emb} {args.store} (attempt {attempt}): log {log}", flush=True)

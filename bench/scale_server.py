@@ -91,10 +91,13 @@ def wait_for_index(client, collection: str, timeout_s: float = 7200, log=print) 
 class VectorCopy:
     """Every inserted vector, appended to a float32 file (memory-mapped for the exact search)."""
 
-    def __init__(self, path: Path, dim: int) -> None:
-        self.path, self.dim, self.n = path, dim, 0
+    def __init__(self, path: Path, dim: int, append: bool = False) -> None:
+        """``append``: keep the vectors an earlier run wrote (``bench_scale.py --reuse``: its index is searched
+        again, nothing new is inserted)."""
+        self.path, self.dim = path, dim
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh = open(path, "wb")  # noqa: SIM115 - closed by finish()
+        self.n = path.stat().st_size // (4 * dim) if append and path.is_file() else 0
+        self._fh = open(path, "ab" if append else "wb")  # noqa: SIM115 - closed by finish()
 
     def add(self, vectors) -> None:
         a = np.ascontiguousarray(vectors, dtype=np.float32)
