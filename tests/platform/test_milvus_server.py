@@ -143,3 +143,61 @@ def test_server_index_parameters_and_flat_equals_the_exact_mirror(milvus_standal
             assert [h.fields["i"] for h in g] == [h.fields["i"] for h in w], flt
             assert max(abs(a.score - b.score) for a, b in zip(g, w, strict=True)) <= 1e-6
     flat.drop_collection("t_index")
+
+
+def test_searches_pinned_to_a_key_value_are_exact_from_its_rows(milvus_standalone, milvus_token, tmp_path,
+                                                                 monkeypatch):
+    """On a server, a filter pinning a key column (``hub_root == …``, HubLink's per-hub searches) is answered from
+    that value's rows, fetched once by the column's index and scored like the exact mirror: the mirror's lists
+    (ties included) under an approximate HNSW index with a tiny ``ef``, no ANN search, one fetch per value. A value
+    with more rows than ``KEY_ROWS_MAX`` and an unpinned filter go to the server's index; rows another process
+    adds are seen once the row count is checked again."""
+    from hublab.vectorstore import keyed_rows
+
+    rng = np.random.default_rng(4)
+    vecs = rng.normal(size=(2800, 16)).astype(np.float32)
+    vecs[::40] = vecs[0]  # 70 identical vectors (10 per hub): ties at the cut
+    rows = [{"hub_root": f"H{i % 7}", "path_hash": f"p{i % 60}", "i": i, "text": f"t{i % 50}"} for i in range(2800)]
+    base = {"uri": milvus_standalone.uri, "token_env": milvus_token}
+    server = build_vector_store({**base, "index": {"type": "HNSW", "M": 4, "efConstruction": 8, "ef": 8}},
+                                tmp_path / "unused.db")
+    server.drop_collection("t_keyed")
+    server.ensure_collection("t_keyed", 16, "COSINE", keys=("hub_root", "path_hash"))
+    server.insert("t_keyed", vecs, rows)
+    mirror = build_vector_store({"exact": "always"}, tmp_path / "lite" / "ix.db")
+    mirror.ensure_collection("t_keyed", 16, "COSINE")
+    mirror.insert("t_keyed", vecs, rows)
+    calls: list[str] = []
+    for fn in ("search", "query"):
+        real = getattr(server.client, fn)
+
+        def spy(*a, _fn=fn, _real=real, **kw):
+            calls.append(f"{_fn} {kw.get('filter', '')}")
+            return _real(*a, **kw)
+
+        monkeypatch.setattr(server.client, fn, spy)
+    q = vecs[[0, 1, 2]] * np.array([[1], [-1], [1]], dtype=np.float32)
+    pinned = ['hub_root == "H1"', 'hub_root == "H1" and path_hash not in ["p1", "p8", "p15"]',
+              'hub_root == "H0" and path_hash in ["p0", "p7", "p14", "p21"]']
+    for flt in pinned:
+        got, want = server.search("t_keyed", q, 30, filter=flt), mirror.search("t_keyed", q, 30, filter=flt)
+        for g, w in zip(got, want, strict=True):
+            assert len(g) == len(w) > 0
+            assert [h.fields["i"] for h in g] == [h.fields["i"] for h in w], flt
+            assert [h.score for h in g] == [h.score for h in w]
+    assert not [c for c in calls if c.startswith("search")], calls  # no ANN search for a pinned key
+    assert [c for c in calls if "hub_root ==" in c] == ['query hub_root == "H1"', 'query hub_root == "H0"']
+    calls.clear()
+    some = server.search("t_keyed", q, 5, filter='hub_root in ["H2", "H3"]')  # not pinned: the index
+    assert [c for c in calls if c.startswith("search")] and all(h.fields["hub_root"] in ("H2", "H3") for h in some[0])
+    monkeypatch.setattr(keyed_rows, "KEY_ROWS_MAX", 100)  # H2 has 400 rows: too many to fetch
+    calls.clear()
+    big = server.search("t_keyed", q, 5, filter='hub_root == "H2"')
+    assert [c for c in calls if c.startswith("search")] and all(h.fields["hub_root"] == "H2" for h in big[0])
+    monkeypatch.setattr(keyed_rows, "COUNT_CHECK_S", 0.0)
+    other = build_vector_store(base, tmp_path / "unused.db")  # another process's store, as far as the cache knows
+    other._keyed = keyed_rows.KeyedRows(other)
+    other.insert("t_keyed", -vecs[1:2], [{"hub_root": "H1", "path_hash": "new", "i": -1, "text": "new"}])
+    top = server.search("t_keyed", q[1:2], 1, filter='hub_root == "H1"')[0]
+    assert [h.fields["i"] for h in top] == [-1]
+    server.drop_collection("t_keyed")

@@ -17,6 +17,7 @@ from hublab.vectorstore import mirror_cache
 from hublab.vectorstore.base import HitArrays, SearchHit, VectorStore
 from hublab.vectorstore.exact import parse_filter
 from hublab.vectorstore.index_spec import IndexSpec
+from hublab.vectorstore.keyed_rows import KeyedRows
 from hublab.vectorstore.milvus_client import GRPC_OPTIONS as GRPC_OPTIONS  # noqa: F401 (re-exported)
 from hublab.vectorstore.milvus_client import _client, release_client, server_error
 from hublab.vectorstore.milvus_native import native_search
@@ -72,6 +73,8 @@ class MilvusVectorStore(VectorStore):
         self._row_cache: dict[str, dict[int, tuple]] = {}  # native search: id → (vector, fields, content key)
         self._mirror_rows: dict[str, int] = {}
         self._too_big: dict[str, bool] = {}  # collection → above exact_max_vectors (decided once per content)
+        #: a full server: searches pinned to one key value answered exactly from that value's rows
+        self._keyed = None if self.lite else KeyedRows(self)
         #: where a Lite file's mirrors are kept between processes (:mod:`hublab.vectorstore.mirror_cache`)
         self.mirror_cache_dir = Path(mirror_cache_dir) if mirror_cache_dir is not None and self.local_file else None
 
@@ -101,6 +104,8 @@ class MilvusVectorStore(VectorStore):
         return 1 if self.local_file or self.mirrors(name) else SERVER_SEARCH_THREADS
 
     def _changed(self, name: str) -> None:
+        if self._keyed is not None:
+            self._keyed.forget(name)
         self._row_cache.pop(name, None)
         self._mirrors.pop(name, None)
         self._too_big.pop(name, None)
@@ -321,13 +326,22 @@ class MilvusVectorStore(VectorStore):
         return self._metric[name]
 
     def _mirror_search(self, name, vectors, k, filter):
-        """(mirror, [(row positions, scores)] per vector) when the exact mirror answers this search, else None."""
-        if not self.mirrors(name):
+        """(mirror, [(row positions, scores)] per vector) when an exact mirror answers this search, else None: the
+        collection's (Lite), or on a full server the rows of the key value the filter pins
+        (:mod:`hublab.vectorstore.keyed_rows`)."""
+        mirrored = self.mirrors(name)
+        if not mirrored and self._keyed is None:
             return None
         clauses = parse_filter(filter)
         if clauses is None:
             return None
-        mirror = self._mirror(name)
+        if mirrored:
+            mirror = self._mirror(name)
+        else:
+            self._ensure_loaded(name)
+            mirror = self._keyed.mirror_for(name, clauses)
+            if mirror is None:
+                return None
         return mirror, mirror.search_arrays(np.asarray(vectors), int(k), clauses, self._metric_of(name))
 
     def search(self, name, vectors, k, *, filter="", output_fields=None) -> list[list[SearchHit]]:
