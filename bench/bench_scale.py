@@ -112,6 +112,7 @@ def one_size(factor: int, embedder: str, n_questions: int, work: Path, shared: P
     d = work / f"x{factor}_{embedder}_{store}"
     import shutil
 
+    earlier = reuse and (d / "milvus_standalone").is_dir()  # --reuse: an earlier run's index to resume or reuse
     if not reuse:
         shutil.rmtree(d, ignore_errors=True)  # a cold build every time
     minilm = {"model": "all-MiniLM-L6-v2", "device": "auto"}
@@ -199,7 +200,7 @@ def one_size(factor: int, embedder: str, n_questions: int, work: Path, shared: P
         if standalone is not None:
             standalone.stop()
     if reuse:  # what the build of this run did: nothing when an earlier run's index was complete
-        server_row["build"] = "reused" if not vectors else "resumed"
+        server_row["build"] = "cold" if not earlier else "reused" if not vectors else "resumed"
     return {**server_row,
         "factor": factor, "embedder": embedder, "store": store, "search": mode,
         "exact_max_vectors": exact_max_vectors, "warmup_s": round(warm_s, 2),
