@@ -237,6 +237,7 @@ def _server_figures(vs, collection: str, copy, emb, questions: list[str], standa
     import scale_server
 
     wait_s = scale_server.wait_for_index(vs.client, collection, log=_log)
+    vs._ensure_loaded(collection)  # a reused index was never written (so never loaded) by this process
     k = 20
     queries = np.asarray(emb.embed(questions), dtype=np.float32)
     kth = scale_server.exact_kth_scores(copy.finish(), queries, k)
