@@ -188,6 +188,18 @@ def test_searches_pinned_to_a_key_value_are_exact_from_its_rows(milvus_standalon
     assert not [c for c in calls if c.startswith("search")], calls  # no ANN search for a pinned key
     assert [c for c in calls if "hub_root ==" in c] == ['query hub_root == "H1"', 'query hub_root == "H0"']
     calls.clear()
+    server.prefetch("t_keyed", "hub_root", ["H3", "H4", "H1", "H5"])  # one request for the three not cached
+    assert calls == ['query hub_root in ["H3", "H4", "H5"]']
+    for flt in ('hub_root == "H4"', 'hub_root == "H5" and path_hash not in ["p5"]'):
+        got, want = server.search("t_keyed", q, 30, filter=flt), mirror.search("t_keyed", q, 30, filter=flt)
+        assert [[h.fields["i"] for h in g] for g in got] == [[h.fields["i"] for h in w] for w in want], flt
+    flt = 'hub_root in ["H3", "H4"] and path_hash in ["p3", "p4", "p10"]'
+    cached = server.query("t_keyed", filter=flt, output_fields=["i", "text"])  # the rows are here: no request
+    assert len(calls) == 1 and cached
+    fresh = build_vector_store(base, tmp_path / "unused.db").query("t_keyed", filter=flt, output_fields=["i", "text"])
+    assert sorted(cached, key=lambda r: r["i"]) == sorted(fresh, key=lambda r: r["i"])
+    assert sorted(r["i"] for r in cached) == [i for i in range(2800) if i % 7 in (3, 4) and i % 60 in (3, 4, 10)]
+    calls.clear()
     some = server.search("t_keyed", q, 5, filter='hub_root in ["H2", "H3"]')  # not pinned: the index
     assert [c for c in calls if c.startswith("search")] and all(h.fields["hub_root"] in ("H2", "H3") for h in some[0])
     monkeypatch.setattr(keyed_rows, "KEY_ROWS_MAX", 100)  # H2 has 400 rows: too many to fetch

@@ -96,6 +96,12 @@ class VectorStore(ABC):
         overlap them."""
         return 1
 
+    def prefetch(self, name: str, field: str, values: list[Any]) -> None:  # noqa: B027 - optional hint
+        """A hint: searches filtered to each of ``values`` of ``field`` (``field == value``) follow. A server store
+        that answers such searches from the value's rows fetches all of them in one request instead of one per
+        value (HubLink: a question's candidate hubs); stores without such a cache ignore it."""
+        return None
+
     @abstractmethod
     def query(
         self, name: str, *, filter: str, output_fields: list[str] | None = None, limit: int = 16384

@@ -30,6 +30,9 @@ from hublab.vectorstore.exact import Mirror
 KEY_ROWS_MAX = 4096
 #: Rows kept per collection (vectors, their float64 unit copy and fields: ~5 KB per 384-d row): emptied when full.
 CACHE_ROWS_MAX = 100_000
+#: Values fetched by one ``prefetch`` request, and the server's query limit (Milvus: offset + limit ≤ 16,384).
+PREFETCH_VALUES = 32
+QUERY_LIMIT = 16_384
 #: How often (seconds) the collection's row count is compared with the one the cached rows were read at.
 COUNT_CHECK_S = 10.0
 
@@ -72,21 +75,52 @@ class KeyedRows:
         """The rows of the first ``<key> == <value>`` clause as a mirror (searched with all of ``clauses``), or
         None when the search has to go to the server's index."""
         keys = self.key_columns(name)
-        pinned = next(((f, v) for f, op, v in clauses if op == "==" and f in keys and isinstance(v, str | int)), None)
+        pinned = next(((f, v) for f, op, v in clauses if op == "==" and f in keys and _literal(v)), None)
         if pinned is None:
             return None
         self._check_count(name)
         cache = self._rows.setdefault(name, {})
-        if pinned in cache:
-            return cache[pinned]
-        mirror = self._fetch(name, *pinned)
+        if pinned not in cache:
+            self._store(name, pinned[0], self._fetch(name, pinned[0], [pinned[1]]))
+        return self._rows.get(name, {}).get(pinned)
+
+    def prefetch(self, name: str, field: str, values: list[Any]) -> None:
+        """The rows of every value of ``values`` not cached yet, in one request per chunk (a question's candidate
+        hubs: one round trip instead of one per hub). A key the collection does not have: nothing."""
+        if field not in self.key_columns(name):
+            return
+        self._check_count(name)
+        cache = self._rows.get(name, {})
+        todo = sorted({v for v in values if _literal(v) and (field, v) not in cache}, key=repr)
+        for start in range(0, len(todo), PREFETCH_VALUES):
+            self._store(name, field, self._fetch(name, field, todo[start : start + PREFETCH_VALUES]))
+
+    def query(self, name: str, clauses: list[tuple[str, str, Any]], limit: int) -> list[dict[str, Any]] | None:
+        """Rows matching ``clauses`` (without vectors) when a clause pins key values (``==`` or ``in``) whose rows
+        are all cached, at most ``limit`` in id order; else None (the server answers)."""
+        keys = self.key_columns(name)
+        pinned = next(((f, sorted(v, key=repr) if op == "in" else [v]) for f, op, v in clauses
+                       if op in ("==", "in") and f in keys), None)  # ``in`` values parse as a frozenset
+        if pinned is None or not pinned[1]:
+            return None
+        self._check_count(name)
+        cache = self._rows.get(name, {})
+        mirrors = [cache.get((pinned[0], v)) for v in pinned[1]] if all(_literal(v) for v in pinned[1]) else [None]
+        if any(m is None for m in mirrors) or any((pinned[0], v) not in cache for v in pinned[1]):
+            return None
+        rows = [(int(m.ids[p]), m.fields[p]) for m in dict.fromkeys(mirrors) for p in m.positions(clauses).tolist()]
+        return [f for _, f in sorted(rows, key=lambda r: r[0])][: max(int(limit), 0)]
+
+    def _store(self, name: str, field: str, got: dict[Any, Mirror | None]) -> None:
         with self._lock:
-            if self._n_rows.get(name, 0) + (len(mirror.ids) if mirror is not None else 0) > CACHE_ROWS_MAX:
+            cache = self._rows.setdefault(name, {})
+            n = sum(len(m.ids) for m in got.values() if m is not None)
+            if self._n_rows.get(name, 0) + n > CACHE_ROWS_MAX:
                 cache.clear()
                 self._n_rows[name] = 0
-            cache[pinned] = mirror
-            self._n_rows[name] = self._n_rows.get(name, 0) + (len(mirror.ids) if mirror is not None else 0)
-        return mirror
+            for v, m in got.items():
+                cache[(field, v)] = m
+            self._n_rows[name] = self._n_rows.get(name, 0) + n
 
     def _check_count(self, name: str) -> None:
         now = time.monotonic()
@@ -100,17 +134,34 @@ class KeyedRows:
                 self._n_rows.pop(name, None)
         self._count[name] = (now, n)
 
-    def _fetch(self, name: str, field: str, value: Any) -> Mirror | None:
+    def _fetch(self, name: str, field: str, values: list[Any]) -> dict[Any, Mirror | None]:
+        """value → a mirror of its rows (None: more than ``KEY_ROWS_MAX``), from one query; a result that may be cut
+        by the server's query limit is split and asked again."""
         st = self.store
-        literal = json.dumps(value)
-        got = st._server_call(st.client.query, name, filter=f"{field} == {literal}", output_fields=["*", "vector"],
-                              limit=KEY_ROWS_MAX + 1, timeout=st.timeout, strict_float32=True,
-                              doing=f"fetching the rows of {field} == {literal} in {name}", **st._read_level())
-        if len(got) > KEY_ROWS_MAX:
-            return None
-        got = sorted(got, key=lambda r: int(r["id"]))  # the server's row order is not stable; ids are
-        ids = np.asarray([int(r["id"]) for r in got], dtype=np.int64)
-        matrix = (np.stack([np.asarray(r["vector"], dtype=np.float32) for r in got]) if got
-                  else np.zeros((0, 1), np.float32))
-        fields = [{k: v for k, v in r.items() if k != "vector"} for r in got]
-        return Mirror.from_arrays(ids, matrix, fields)
+        literals = [json.dumps(v) for v in values]
+        flt = f"{field} == {literals[0]}" if len(values) == 1 else f"{field} in [{', '.join(literals)}]"
+        limit = QUERY_LIMIT if len(values) > 1 else KEY_ROWS_MAX + 1
+        got = st._server_call(st.client.query, name, filter=flt, output_fields=["*", "vector"], limit=limit,
+                              timeout=st.timeout, strict_float32=True,
+                              doing=f"fetching the rows of {flt[:200]} in {name}", **st._read_level())
+        if len(got) >= limit and len(values) > 1:  # maybe cut: halve
+            half = len(values) // 2
+            return {**self._fetch(name, field, values[:half]), **self._fetch(name, field, values[half:])}
+        by_value: dict[Any, list[dict[str, Any]]] = {v: [] for v in values}
+        for r in got:
+            by_value.setdefault(r.get(field), []).append(r)
+        return {v: None if len(rows) > KEY_ROWS_MAX else _mirror(rows) for v, rows in by_value.items()
+                if v in set(values)}
+
+
+def _literal(v: Any) -> bool:
+    return isinstance(v, str | int) and not isinstance(v, bool)
+
+
+def _mirror(rows: list[dict[str, Any]]) -> Mirror:
+    """A mirror of one value's rows in id order (the server's row order is not stable; ids are)."""
+    rows = sorted(rows, key=lambda r: int(r["id"]))
+    ids = np.asarray([int(r["id"]) for r in rows], dtype=np.int64)
+    matrix = (np.stack([np.asarray(r["vector"], dtype=np.float32) for r in rows]) if rows
+              else np.zeros((0, 1), np.float32))
+    return Mirror.from_arrays(ids, matrix, [{k: v for k, v in r.items() if k != "vector"} for r in rows])

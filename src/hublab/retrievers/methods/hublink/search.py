@@ -188,9 +188,17 @@ class HubSearch:
             self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hub-search")
         return list(self._pool.map(fn, items))
 
+    def _prefetch(self, roots: list[str]) -> None:
+        """Tell the store that hub-restricted searches of ``roots`` follow (``VectorStore.prefetch``: a server
+        store fetches their rows in one request instead of one per hub); duck-typed stores may lack it."""
+        fn = getattr(self.store, "prefetch", None)
+        if fn is not None and roots:
+            fn(self.collection, "hub_root", roots)
+
     def paths_for_hubs(self, vectors, roots: list[str], hubs: dict[str, Hub]) -> None:
         """GETHUBPATHSFORHUB for each of ``roots``: the hub's paths are *replaced* by its own top paths (Alg. 13
         line 11, Alg. 15 line 7). Hubs the store has no path for are left out of ``hubs``."""
+        self._prefetch(roots)
         for root, got in zip(roots, self._map(lambda r: self.paths_for_hub(vectors, r), roots), strict=True):
             if got:
                 hubs[root] = Hub(root, {h.path_hash: h for h in got})
@@ -209,6 +217,7 @@ class HubSearch:
             return Hub(root, {h.path_hash: h for h in got}) if got else None
 
         items = list(candidates.items())
+        self._prefetch([r for r, _ in items])
         return {r: h for (r, _), h in zip(items, self._map(one, items), strict=True) if h is not None}
 
     def diversity_rank(self, hub: Hub) -> list[PathHit]:
