@@ -161,6 +161,7 @@ def one_size(factor: int, embedder: str, n_questions: int, work: Path, shared: P
         build_s = time.perf_counter() - t0
         load_build = os.getloadavg()[0]
         vectors = int(stats.get("vectors_written") or 0)
+        reused_vectors = vs.count(r.hub_index.collection) if reuse and not vectors else None
         _log(f"x{factor}: index built, {vectors} vectors in {build_s:.0f} s")
         size_mb = sum(f.stat().st_size for f in d.rglob("*") if f.is_file()) / 2**20
         pairs = load_kgqa_csv(shared / "data/kgqa/flat_distributed.csv")[:n_questions]
@@ -201,6 +202,7 @@ def one_size(factor: int, embedder: str, n_questions: int, work: Path, shared: P
             standalone.stop()
     if reuse:  # what the build of this run did: nothing when an earlier run's index was complete
         server_row["build"] = "cold" if not earlier else "reused" if not vectors else "resumed"
+        server_row["vectors_searched"] = reused_vectors or vectors  # a reused build wrote none
     return {**server_row,
         "factor": factor, "embedder": embedder, "store": store, "search": mode,
         "exact_max_vectors": exact_max_vectors, "warmup_s": round(warm_s, 2),
@@ -270,8 +272,9 @@ def plot(rows: list[dict], path: Path) -> None:
         ks = [r for r in killed if f"{r['embedder']}/{r.get('store', 'lite')}" == emb]
         x = [r["papers"] for r in rs]
         kx = [papers_of.get(r["factor"], 153 * r["factor"]) for r in ks]
-        axes[0].plot(x, [r["index_build_s"] for r in rs], "o-", color=color, label=emb)
-        axes[1].plot(x, [r["vectors_per_s"] for r in rs], "o-", color=color, label=emb)
+        built = [r for r in rs if r.get("vectors_per_s")]  # a reused index (--reuse) has no build figures
+        axes[0].plot([r["papers"] for r in built], [r["index_build_s"] for r in built], "o-", color=color, label=emb)
+        axes[1].plot([r["papers"] for r in built], [r["vectors_per_s"] for r in built], "o-", color=color, label=emb)
         axes[1].plot(kx, [r.get("partial_vectors_per_s") for r in ks], "o", mfc="none", color=color,
                      label=f"{emb} stopped early (rate so far)" if ks else None)
         axes[2].plot(x, [r.get("tree_peak_rss_mb") or r["peak_rss_mb"] for r in rs], "o-", color=color, label=emb)
