@@ -176,9 +176,11 @@ def test_hang_is_bounded_by_timeout_times_attempts(fault_server):
 
 
 def test_backoff_never_exceeds_the_total_bound(fault_server):
-    fault_server.mode = "500"
     llm = _llm(fault_server.base_url, timeout_s=0.3, max_retries=5, retry_backoff_s=10.0)
-    import openai  # noqa: F401 - imported by the first call (~0.5 s alone), before the call's own clock starts
+    # the first call's imports and client set-up stay out of the window timed below (under the fast tier's three
+    # workers on two cores, once 3.6 s: the bound is on the endpoint's tries and backoff, not on set-up)
+    assert llm.complete("warm?").error is None
+    fault_server.mode = "500"
     t0 = time.monotonic()
     r = llm.complete("q")
     assert r.error and time.monotonic() - t0 < 0.3 * 6 + 0.5
