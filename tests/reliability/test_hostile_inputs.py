@@ -507,6 +507,31 @@ def test_a_planted_secret_reaches_no_log_artifact_report_or_console(project: Pat
     assert "my key is ***" in preds and "http://***@127.0.0.1:9/v1" in preds
 
 
+def test_formula_cells_reach_predictions_csv_as_text(project: Path):
+    """A dataset cell a spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@`` first) is written to
+    predictions.csv with a leading apostrophe (shown as text), and nothing else changes."""
+    import csv
+    import json
+
+    ds = project / "data/kgqa/gv3_orkg.jsonl"
+    rows = [json.loads(line) for line in ds.read_text().splitlines()]
+    planted = ['=HYPERLINK("http://127.0.0.1:9/x","open")', "@SUM(1+1)", "+cmd|' /C calc'!A0", "-2+3"]
+    rows[0]["question"] = planted[0] + " " + rows[0]["question"]
+    rows[1]["golden_answer"] = planted[1]
+    rows[2]["golden_answer"] = planted[2]
+    rows[3]["question"] = planted[3] + " " + rows[3]["question"]
+    ds.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, out = invoke(_run("pipelines/bm25.yaml", "--limit", "4"))
+    assert code == 0, out[-3000:]
+    with next((project / "mlruns").rglob("predictions.csv")).open(newline="", encoding="utf-8") as fh:
+        got = list(csv.DictReader(fh))
+    assert got[0]["question"] == "'" + planted[0] + " " + rows[0]["question"][len(planted[0]) + 1:]
+    assert (got[1]["golden_answer"], got[2]["golden_answer"]) == ("'" + planted[1], "'" + planted[2])
+    assert got[3]["question"].startswith("'-2+3 ")
+    assert not [c for r in got for c in r.values() if c[:1] in ("=", "+", "@")]
+    assert float(got[0]["runtime"]) > 0  # numbers stay numbers
+
+
 # ---------------- issue #29: outputs, damaged stores, keys in URLs, interrupts ----------------
 def test_dry_run_writes_its_estimate_to_output_and_dev_null_is_accepted(project: Path):
     """``--dry-run --output f`` writes the estimate it prints as JSON (it was silently ignored); ``--output

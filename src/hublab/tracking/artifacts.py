@@ -52,7 +52,19 @@ def _scrub_cell(v: Any, secrets: list[str]) -> Any:
     return scrub(v, secrets) if isinstance(v, str) else v
 
 
+#: A text cell starting with one of these is a formula to a spreadsheet (``=HYPERLINK(…)`` in a dataset's question
+#: would run when predictions.csv is opened): such cells get a leading apostrophe, which spreadsheets display as
+#: text and do not show (OWASP's advice for CSV injection). Numbers are left alone (-0.5 is written as a number).
+FORMULA_LEADS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(v: Any) -> Any:
+    """``v`` as it may go into a CSV that a spreadsheet opens (see ``FORMULA_LEADS``)."""
+    return "'" + v if isinstance(v, str) and v.startswith(FORMULA_LEADS) else v
+
+
 def write_csv(rows: list[dict[str, Any]], path: Path) -> None:
+    """Rows as CSV, columns in first-seen order, formula-leading text cells neutralised (``csv_cell``)."""
     cols: list[str] = []
     for r in rows:
         for c in r:
@@ -61,7 +73,7 @@ def write_csv(rows: list[dict[str, Any]], path: Path) -> None:
     with path.open("w", newline="", encoding="utf-8") as fh:
         w = csv.DictWriter(fh, fieldnames=cols)
         w.writeheader()
-        w.writerows(rows)
+        w.writerows({k: csv_cell(v) for k, v in r.items()} for r in rows)
 
 
 def thesis_reference(cfg: PipelineConfig, graph: str, settings: Settings) -> dict[str, float]:
