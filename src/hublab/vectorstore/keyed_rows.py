@@ -22,13 +22,12 @@ import threading
 import time
 from typing import Any
 
-import numpy as np
-
 from hublab.vectorstore.exact import Mirror
 
 #: A key value with more rows than this is searched natively (the ANN index is the better tool for a large slice).
 KEY_ROWS_MAX = 4096
-#: Rows kept per collection (vectors, their float64 unit copy and fields: ~5 KB per 384-d row): emptied when full.
+#: Rows kept per collection, emptied when full (per 384-d row: 1.5 KB float32 vector, 3 KB float64 unit copy, its
+#: fields; an estimate from those sizes, not measured).
 CACHE_ROWS_MAX = 100_000
 #: Values fetched by one ``prefetch`` request, and the server's query limit (Milvus: offset + limit ≤ 16,384).
 PREFETCH_VALUES = 32
@@ -79,8 +78,7 @@ class KeyedRows:
         if pinned is None:
             return None
         self._check_count(name)
-        cache = self._rows.setdefault(name, {})
-        if pinned not in cache:
+        if pinned not in self._rows.get(name, {}):
             self._store(name, pinned[0], self._fetch(name, pinned[0], [pinned[1]]))
         return self._rows.get(name, {}).get(pinned)
 
@@ -101,14 +99,14 @@ class KeyedRows:
         keys = self.key_columns(name)
         pinned = next(((f, sorted(v, key=repr) if op == "in" else [v]) for f, op, v in clauses
                        if op in ("==", "in") and f in keys), None)  # ``in`` values parse as a frozenset
-        if pinned is None or not pinned[1]:
+        if pinned is None or not pinned[1] or not all(_literal(v) for v in pinned[1]):
             return None
         self._check_count(name)
         cache = self._rows.get(name, {})
-        mirrors = [cache.get((pinned[0], v)) for v in pinned[1]] if all(_literal(v) for v in pinned[1]) else [None]
-        if any(m is None for m in mirrors) or any((pinned[0], v) not in cache for v in pinned[1]):
+        mirrors = [cache.get((pinned[0], v)) for v in pinned[1]]  # distinct values: distinct mirrors
+        if any(m is None for m in mirrors):  # not fetched, or too many rows to keep
             return None
-        rows = [(int(m.ids[p]), m.fields[p]) for m in dict.fromkeys(mirrors) for p in m.positions(clauses).tolist()]
+        rows = [(int(m.ids[p]), m.fields[p]) for m in mirrors for p in m.positions(clauses).tolist()]
         return [f for _, f in sorted(rows, key=lambda r: r[0])][: max(int(limit), 0)]
 
     def _store(self, name: str, field: str, got: dict[Any, Mirror | None]) -> None:
@@ -149,19 +147,12 @@ class KeyedRows:
             return {**self._fetch(name, field, values[:half]), **self._fetch(name, field, values[half:])}
         by_value: dict[Any, list[dict[str, Any]]] = {v: [] for v in values}
         for r in got:
-            by_value.setdefault(r.get(field), []).append(r)
-        return {v: None if len(rows) > KEY_ROWS_MAX else _mirror(rows) for v, rows in by_value.items()
-                if v in set(values)}
+            by_value[r[field]].append(r)
+        # in id order: the server's row order is not stable, ids are (a mirror's ties go by content, then position)
+        return {v: None if len(rows) > KEY_ROWS_MAX else Mirror(sorted(rows, key=lambda r: int(r["id"])))
+                for v, rows in by_value.items()}
 
 
 def _literal(v: Any) -> bool:
     return isinstance(v, str | int) and not isinstance(v, bool)
 
-
-def _mirror(rows: list[dict[str, Any]]) -> Mirror:
-    """A mirror of one value's rows in id order (the server's row order is not stable; ids are)."""
-    rows = sorted(rows, key=lambda r: int(r["id"]))
-    ids = np.asarray([int(r["id"]) for r in rows], dtype=np.int64)
-    matrix = (np.stack([np.asarray(r["vector"], dtype=np.float32) for r in rows]) if rows
-              else np.zeros((0, 1), np.float32))
-    return Mirror.from_arrays(ids, matrix, [{k: v for k, v in r.items() if k != "vector"} for r in rows])

@@ -397,16 +397,11 @@ class MilvusVectorStore(VectorStore):
         clauses = parse_filter(filter) if mirror is not None else None
         if mirror is not None and clauses is not None:
             pos = mirror.positions(clauses) if clauses else np.arange(len(mirror.ids))
-            rows = [mirror.fields[p] for p in pos[: max(int(limit), 0)].tolist()]
-            if output_fields and "*" not in output_fields:
-                return [{f: r[f] for f in ("id", *output_fields) if f in r} for r in rows]  # Milvus adds the key
-            return [dict(r) for r in rows]
+            return _projected([mirror.fields[p] for p in pos[: max(int(limit), 0)].tolist()], output_fields)
         if self._keyed is not None and not self.mirrors(name) and (clauses := parse_filter(filter)) is not None:
             cached = self._keyed.query(name, clauses, limit)
             if cached is not None:  # every value the filter pins has its rows here (HubLink's path records)
-                if output_fields and "*" not in output_fields:
-                    return [{f: r[f] for f in ("id", *output_fields) if f in r} for r in cached]
-                return [dict(r) for r in cached]
+                return _projected(cached, output_fields)
         self._ensure_loaded(name)
         rows = self._server_call(self.client.query, name, filter=filter, output_fields=output_fields or ["*"],
                                  limit=limit, timeout=self.timeout, doing=f"querying {name}", **self._read_level())
@@ -437,3 +432,10 @@ class MilvusVectorStore(VectorStore):
         server_manager_instance.release_server(self.uri)
         self._mirrors.clear()
         self._loaded.clear()
+
+
+def _projected(rows: list[dict[str, Any]], output_fields: list[str] | None) -> list[dict[str, Any]]:
+    """Copies of in-memory rows with the fields a server query would return (Milvus adds the primary key)."""
+    if output_fields and "*" not in output_fields:
+        return [{f: r[f] for f in ("id", *output_fields) if f in r} for r in rows]
+    return [dict(r) for r in rows]
