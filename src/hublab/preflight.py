@@ -384,39 +384,11 @@ def yaml_file_problem(path: Path, *, max_bytes: int = MAX_PIPELINE_BYTES, what: 
 
 
 # ---------------- the Milvus Lite index ----------------
-def _lite_damage(db: Path) -> tuple[Path, str] | None:
-    """(the damaged file, what is wrong) in a Milvus Lite index folder, from what can be read without opening it:
-    the folder itself (Milvus Lite keeps a folder, never a file), each collection's JSON manifest and schema, and
-    each Parquet data file's magic bytes at both ends (a truncated file loses its footer)."""
-    import json
-
-    if not db.is_dir():
-        size = db.stat().st_size if db.is_file() else 0
-        return db, f"is not a Milvus Lite index (a file of {size} bytes where Milvus Lite keeps a folder)"
-    for meta in sorted((db / "collections").glob("*/*.json")):
-        try:
-            ok = isinstance(json.loads(meta.read_text(encoding="utf-8")), dict)
-        except (OSError, UnicodeDecodeError, ValueError):
-            ok = False
-        if not ok:
-            return meta, "is not the JSON object Milvus Lite wrote (damaged)"
-    for data in sorted((db / "collections").glob("*/partitions/*/data/*.parquet")):
-        try:
-            with data.open("rb") as f:
-                head = f.read(4)
-                f.seek(max(0, data.stat().st_size - 4))
-                tail = f.read(4)
-        except OSError as exc:
-            return data, f"cannot be read ({exc.strerror or exc})"
-        if head != b"PAR1" or tail != b"PAR1" or data.stat().st_size < 12:
-            return data, "is not a complete Parquet file (truncated or damaged)"
-    return None
-
-
 def lite_index_problem(cfg: Any, graph: str, pipeline: Path, st: Any) -> InputError | None:
     """A damaged Milvus Lite index (random bytes, a truncated data file) is refused before the Lite engine opens it
     (which ends in library tracebacks), with the file and how to rebuild it."""
     from hublab.pipeline.resources import index_path
+    from hublab.vectorstore.lite_damage import lite_damage
 
     uri = (cfg.vector_store or {}).get("uri")
     if uri is not None and not str(uri).endswith(".db"):
@@ -424,7 +396,7 @@ def lite_index_problem(cfg: Any, graph: str, pipeline: Path, st: Any) -> InputEr
     db = Path(uri) if uri else index_path(st, graph, cfg.retriever_type)
     if not db.exists():
         return None
-    damage = _lite_damage(db)
+    damage = lite_damage(db)
     if damage is None:
         return None
     where, what = damage
@@ -489,8 +461,9 @@ def device_problem(device: str) -> str | None:
 
 def check_run(pipeline: Path, graph: str, dataset: str | None, *, settings: Any, experiment: str | None = None,
               output: Path | None = None, report_dir: Path | None = None, stats_out: Path | None = None,
-              llm_base_url: str | None = None, tracking: bool = True) -> Checked:
-    """Everything ``hublab run`` / ``index`` / ``ask`` can refuse without doing any work; raises ``InputErrors``."""
+              llm_base_url: str | None = None, tracking: bool = True, strict: bool = False) -> Checked:
+    """Everything ``hublab run`` / ``index`` / ``ask`` can refuse without doing any work; raises ``InputErrors``.
+    ``strict``: a user's KGQA file whose golden ids are not all in the graph is refused (else a warning)."""
     from hublab.pipeline.config import load_pipeline
 
     errors: list[InputError] = []
@@ -525,6 +498,8 @@ def check_run(pipeline: Path, graph: str, dataset: str | None, *, settings: Any,
             for uid, rows in duplicate_uids(pairs).items():
                 out.warnings.append(f"dataset {dataset}: uid {uid!r} appears in rows {rows}; each row is run and "
                                     "scored as its own question")
+        if pairs and graph_ok:
+            _catch(errors, golden_id_check, out, pairs, dataset, graph, settings, strict)
     check_names(errors, experiment=experiment)
     for opt, path, probe in (("--output", output, output_file_problem), ("--stats", stats_out, output_file_problem),
                              ("--report-dir", report_dir, output_dir_problem)):
@@ -543,6 +518,31 @@ def check_run(pipeline: Path, graph: str, dataset: str | None, *, settings: Any,
         if pairs:
             out.warnings.extend(blank_answer_warning(out.cfg, pairs, dataset))
     return out
+
+
+def golden_id_check(out: Checked, pairs: list, dataset: str, graph: str, settings: Any, strict: bool) -> None:
+    """A user's KGQA file (a built-in set is remapped to its graph when built): golden ids written for another graph
+    are refused (``check_golden_ids``); rows naming ids the graph lacks are a warning with the count and the rows,
+    or, with ``strict``, refused (each such triple can never be retrieved: a silent 0 on it otherwise)."""
+    from hublab.datasets.catalog import check_golden_ids, is_dataset_file, rows_with_missing_golden_ids
+    from hublab.pipeline.resources import load_graph
+
+    if not is_dataset_file(dataset) or not settings.graph_file(graph).exists():
+        return  # a graph not built yet is the runner's one line ("run `dvc repro`"), not this check's
+    kg = load_graph(graph, settings)
+    check_golden_ids(pairs, kg, dataset=dataset, graph_name=graph)
+    missing = rows_with_missing_golden_ids(pairs, kg)
+    if not missing:
+        return
+    shown = "; ".join(f"row {r}: {', '.join(ids[:3])}{' …' if len(ids) > 3 else ''}"
+                      for r, ids in list(missing.items())[:5])
+    more = f"; and {len(missing) - 5} more rows" if len(missing) > 5 else ""
+    what = (f"{len(missing)} of {len(pairs)} questions name golden triple ids that are not in graph {graph!r} "
+            f"({shown}{more}): those triples can never be retrieved")
+    if strict:
+        raise InputError(f"{what} (--strict)", file=dataset, row=next(iter(missing)), field="golden_triples")
+    out.warnings.append(f"dataset {dataset}: {what}, so these rows score as if unanswerable on them (--strict "
+                        "refuses such a file)")
 
 
 #: generation metrics scored against the dataset's golden answer

@@ -60,7 +60,8 @@ def test_non_utf8_kgqa_files_are_located_errors(shared: Path, tmp_path: Path):
         load_kgqa_csv(bad)
     assert err.value.file == str(bad) and err.value.row is not None
     jl = tmp_path / "bad.jsonl"
-    jl.write_bytes(b'{"uid": "1", "question": "q", "golden_answer": "a", "golden_triples": []}\n{"uid": "\xff"}\n')
+    jl.write_bytes(b'{"uid": "1", "question": "q", "golden_answer": "a", "golden_triples": ["(R1:a, b, R2:c)"]}\n'
+                 b'{"uid": "\xff"}\n')
     with pytest.raises(InputError, match="not UTF-8") as err:
         read_jsonl(jl)
     assert err.value.row == 2

@@ -175,6 +175,29 @@ def test_hang_is_bounded_by_timeout_times_attempts(fault_server):
     assert elapsed < 1.0 * 3 + 1.0
 
 
+def test_a_hanging_endpoint_prints_a_waiting_line_with_the_bound(fault_server, monkeypatch, capfd):
+    """Issue #29: a hung endpoint said nothing for minutes. The line names the model, the endpoint and the bound,
+    comes once per interval (not once per attempt), and a call that answers in time prints nothing."""
+    from hublab.llm import waiting
+
+    monkeypatch.setattr(waiting, "NOTICE_S", 0.3)
+    monkeypatch.setattr(waiting, "REPEAT_S", 0.6)
+    llm = _llm(fault_server.base_url, timeout_s=0.5, max_retries=1, retry_backoff_s=0.0)
+    assert llm.complete("warm?").error is None
+    assert "waiting for" not in capfd.readouterr().err
+    fault_server.mode = "hang"
+    t0 = time.monotonic()
+    r = llm.complete("slow?")
+    elapsed = time.monotonic() - t0
+    assert r.error and "timed out" in r.error.lower()
+    lines = [x for x in capfd.readouterr().err.splitlines() if x.startswith("waiting for ")]
+    # at 0.3 s, then every 0.6 s while the two tries (1.0 s bound) last: 2 lines, more only on a slow machine
+    assert 1 <= len(lines) <= 1 + int((elapsed - 0.3) / 0.6), (lines, elapsed)
+    host = fault_server.base_url.split("//", 1)[1].split("/", 1)[0]
+    assert lines[0].startswith("waiting for m at ") and host in lines[0], lines
+    assert "no answer after 0 s; the call gives up after 1 s" in lines[0], lines
+
+
 def test_backoff_never_exceeds_the_total_bound(fault_server):
     llm = _llm(fault_server.base_url, timeout_s=0.3, max_retries=5, retry_backoff_s=10.0)
     # the first call's imports and client set-up stay out of the window timed below (under the fast tier's three

@@ -280,4 +280,16 @@ def run_outcome(root: Path, stdout: str) -> dict[str, Any]:
         "mlflow_metrics": stable(dict(run.data.metrics)),
         "mlflow_status": run.info.status,
         "runs": mlflow_runs(root),
+        "traced": traced_questions(root, out["run_id"], run.info.experiment_id),
     }
+
+
+def traced_questions(root: Path, run_id: str, experiment_id: str) -> list[str]:
+    """The questions (root span names) that have a trace in the run: every answered question must have one."""
+    import mlflow
+
+    from hublab.tracking.mlflow_log import tracking_uri
+
+    mlflow.set_tracking_uri(tracking_uri(root))
+    found = mlflow.search_traces(experiment_ids=[experiment_id], run_id=run_id, return_type="list")
+    return sorted({s.name for tr in found for s in tr.data.spans if s.parent_id is None})

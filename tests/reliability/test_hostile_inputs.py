@@ -127,6 +127,35 @@ def _huge_row_jsonl(p: Path) -> str:
     return "big.jsonl"
 
 
+#: a golden triple of the GV3 export (docs/datasets.md's example)
+GOLDEN = "(R869393:authors list, has list element, L1522147:Georg Buchgeher)"
+
+
+def _golden_in(p: Path) -> str:
+    """A golden triple of the project's own set whose ids are in the project's (10-paper) gv3_orkg graph."""
+    import json
+
+    from hublab.graph.model import parse_triple_string
+    from hublab.graph.rdf import RdfKnowledgeGraph
+
+    kg = RdfKnowledgeGraph.load(p / "data/snapshots/gv3_orkg.ttl")
+    for line in (p / "data/kgqa/gv3_orkg.jsonl").read_text().splitlines():
+        for g in json.loads(line)["golden_triples"]:
+            t = parse_triple_string(g)
+            if kg.entity(t.subject_id) is not None and kg.entity(t.object_id) is not None:
+                return g
+    raise AssertionError("no golden triple of the project's set is in its graph")
+
+
+def _jsonl_run(p: Path, **fields) -> list[str]:
+    """``hublab run`` on a one-row JSONL file: a valid row with ``fields`` changed."""
+    import json
+
+    row = {"uid": "q1", "question": "Who wrote it?", "golden_triples": [_golden_in(p)], **fields}
+    (p / "rows.jsonl").write_text(json.dumps(row) + "\n")
+    return ["run", BM25, "--graph", "gv3_orkg", "--dataset", "rows.jsonl", "--limit", "1"]
+
+
 def _tune(*extra: str, study: str = "s29") -> list[str]:
     return ["tune", BM25, "--study", study, "--mode", "tpe", "--n-trials", "1", "--limit", "1", "--dataset",
             "gv3_orkg", "--graph", "gv3_orkg", "--no-carbon", "--no-progress", *extra]
@@ -209,6 +238,25 @@ CASES: list[Case] = [
     ("dataset: non-UTF-8 byte in data row 2", lambda p: (["run", BM25, "--graph", "gv3_orkg", "--dataset",
                                                           _bad_byte_csv(p)], None),
      ["rows.csv", "row 2", "not UTF-8", "0xff"]),
+    # class 4: the JSONL loader applies the CSV loader's row model (types, required values, triple strings)
+    ("jsonl: a golden triple that does not parse", lambda p: (_jsonl_run(p, golden_triples=["(R1 no object)"]), None),
+     ["rows.jsonl", "row 1", "'golden_triples'", "golden triple 0"]),
+    ("jsonl: no golden triple", lambda p: (_jsonl_run(p, golden_triples=[]), None),
+     ["rows.jsonl", "row 1", "'golden_triples'", "at least one golden triple"]),
+    ("jsonl: a null question", lambda p: (_jsonl_run(p, question=None), None),
+     ["rows.jsonl", "row 1", "'question'", "must not be null"]),
+    ("jsonl: hops as a string", lambda p: (_jsonl_run(p, hops="2"), None),
+     ["rows.jsonl", "row 1", "'hops'", "expected an integer, got str"]),
+    ("jsonl: semi_typed as a number", lambda p: (_jsonl_run(p, semi_typed=1), None),
+     ["rows.jsonl", "row 1", "'semi_typed'", "expected true or false"]),
+    ("jsonl: an unknown key", lambda p: (_jsonl_run(p, questoin="Who?"), None),
+     ["rows.jsonl", "row 1", "unknown key(s) ['questoin']"]),
+    ("jsonl: golden triples as one string", lambda p: (_jsonl_run(p, golden_triples=GOLDEN), None),
+     ["rows.jsonl", "row 1", "'golden_triples'", "expected a list of strings"]),
+    ("golden ids: a row naming ids not in the graph, --strict",
+     lambda p: (_jsonl_run(p, golden_triples=[_golden_in(p), "(R999999:gone, has, L999998:gone too)"]) + ["--strict"],
+                None),
+     ["rows.jsonl", "row 1", "'golden_triples'", "R999999, L999998", "not in graph 'gv3_orkg'", "--strict"]),
     # environment: the tracking store
     ("env: tracking server at a closed port", lambda p: (_run(BM25),
                                                          {"MLFLOW_TRACKING_URI": f"http://127.0.0.1:{_closed_port()}"}),
@@ -336,6 +384,23 @@ def test_every_problem_is_reported_at_once(project: Path):
 
 
 # ---------------- dataset files ----------------
+def test_rows_naming_golden_ids_the_graph_lacks_are_a_warning_with_their_rows(project: Path):
+    """Not a silent 0: the run goes on (most ids are in the graph), and the warning counts and names the rows."""
+    import json
+
+    from hublab.config import settings
+    from hublab.preflight import check_run
+
+    gone = "(R999999:gone, has, L999998:gone too)"
+    rows = [{"uid": f"q{i}", "question": "Who wrote it?", "golden_triples": [_golden_in(project)]
+             + ([gone] if i == 2 else [])}
+            for i in (1, 2, 3)]
+    (project / "mine.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    checked = check_run(Path(BM25), "gv3_orkg", "mine.jsonl", settings=settings(), tracking=False)
+    (warning,) = [w for w in checked.warnings if "golden triple ids" in w]
+    assert "1 of 3 questions" in warning and "row 2: R999999, L999998" in warning and "--strict" in warning
+
+
 def test_bom_and_upper_case_suffix_are_read_as_csv(project: Path, shared: Path):
     from hublab.config import settings
     from hublab.datasets.catalog import load_dataset
@@ -452,28 +517,74 @@ def test_an_interrupted_index_build_is_resumed_or_refused_never_searched(two_pap
         idx.manifest_path.write_text(good)
 
 
+FDOPEN = os.fdopen
+
+
+def _full_disk_for(monkeypatch, name: str) -> None:
+    """The disk fills while ``name`` is being written: a write to an open file whose path holds ``name`` (HubLab's
+    atomic writes open a temporary ``.<name>.*.tmp`` beside the target) fails with ENOSPC after half its text."""
+    real = FDOPEN
+
+    class Full:
+        def __init__(self, f):
+            self._f = f
+
+        def write(self, text):
+            self._f.write(text[: len(text) // 2])
+            self._f.flush()
+            raise OSError(28, "No space left on device")
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self._f.close()
+
+        def __getattr__(self, attr):
+            return getattr(self._f, attr)
+
+    def fdopen(fd, *a, **kw):
+        f = real(fd, *a, **kw)
+        return Full(f) if name in os.readlink(f"/proc/self/fd/{fd}") else f
+
+    monkeypatch.setattr(os, "fdopen", fdopen)
+
+
 @pytest.mark.slow  # a whole CLI run with its MLflow store: full tier
 def test_a_late_write_error_keeps_the_results_and_says_where(project: Path, monkeypatch):
     """--output passes the check, then the disk refuses the write after the run: one error line naming the MLflow
     run and the kept results; rerunning the same command writes it without recomputing."""
-    import pathlib
-
-    real = pathlib.Path.write_text
-
-    def full_disk(self, *a, **kw):
-        if self.name == "late.json":
-            raise OSError(28, "No space left on device", str(self))
-        return real(self, *a, **kw)
-
-    monkeypatch.setattr(pathlib.Path, "write_text", full_disk)
+    _full_disk_for(monkeypatch, "late.json")
     code, out = invoke(_run(BM25, "--limit", "2", "--no-trace", "--output", "late.json"))
     assert code == 2 and "Traceback" not in out, out
     err = [line for line in out.splitlines() if line.startswith("error: ")]
     assert len(err) == 1 and "late.json" in err[0] and "MLflow run" in err[0] and "No space left" in err[0], out
-    monkeypatch.setattr(pathlib.Path, "write_text", real)
+    assert [f.name for f in project.iterdir() if "late.json" in f.name] == [], "a partial or temporary file is left"
+    monkeypatch.setattr(os, "fdopen", FDOPEN)
     code, out = invoke(_run(BM25, "--limit", "2", "--no-trace", "--output", "late.json", "--json"))
     assert code == 0, out
     assert (project / "late.json").exists()
+
+
+@pytest.mark.slow  # two CLI runs with their MLflow store: full tier
+def test_a_full_disk_under_report_dir_keeps_the_last_report_and_names_the_file(project: Path, monkeypatch):
+    """--report-dir's files are replaced atomically: the disk filling while a slice CSV is written leaves the
+    previous report's file whole (not a 0-byte or half file), no temporary file, and the error names that CSV."""
+    argv = _run(BM25, "--limit", "2", "--no-trace", "--report-dir", "reports/x")
+    code, out = invoke(argv)
+    assert code == 0, out
+    (report,) = (project / "reports").glob("x.partial-2of*")  # --limit: a partial run's report folder
+    before = {f.name: f.read_bytes() for f in report.iterdir()}
+    assert "by_hops.csv" in before and all(before.values())
+    (report / "by_hops.csv").write_bytes(b"value,hits\nprevious,1\n")  # a previous report, to be kept whole
+    _full_disk_for(monkeypatch, "by_hops.csv")
+    code, out = invoke(argv)
+    assert code == 2 and "Traceback" not in out, out
+    err = [line for line in out.splitlines() if line.startswith("error: ")]
+    assert len(err) == 1 and f"{report.name}/by_hops.csv" in err[0] and "No space left" in err[0], out
+    assert (report / "by_hops.csv").read_bytes() == b"value,hits\nprevious,1\n"
+    assert sorted(f.name for f in report.iterdir()) == sorted(before), "a temporary file is left"
+    assert (report / "metrics.json").read_bytes() == before["metrics.json"]
 
 
 # ---------------- no secret anywhere ----------------
@@ -605,6 +716,23 @@ def test_a_damaged_lite_index_is_named_with_how_to_rebuild_it(project: Path, dam
            "pipelines/bm25.yaml --graph gv3_orkg" in errors[0], errors
     assert {f: f.read_bytes() for f in folder.rglob("*") if f.is_file()} == before
     assert not (project / "outputs").exists() and not (project / "mlruns").exists()
+
+
+@pytest.mark.parametrize("damage", [_random_bytes_file, _truncated_parquet, _broken_manifest],
+                         ids=["random bytes", "truncated parquet", "broken manifest"])
+def test_the_store_itself_names_a_damaged_lite_index(tmp_path: Path, damage):
+    """Every command that opens a Lite file (``report compare``, ``tune``, a script), not only those the CLI
+    pre-checks: the store's own one line names the damaged file and how to rebuild it, not "another process?"."""
+    from hublab.errors import HubLabError
+    from hublab.vectorstore.milvus import MilvusVectorStore
+
+    db = tmp_path / "models" / "g__m" / "index.db"
+    bad = damage(db)
+    with pytest.raises(HubLabError) as err:
+        MilvusVectorStore(str(db))
+    msg = str(err.value)
+    assert f"file {bad}: " in msg and "is damaged; rebuild it: delete" in msg and "hublab index" in msg, msg
+    assert "another" not in msg
 
 
 @pytest.mark.slow  # a whole CLI run with its MLflow store: full tier

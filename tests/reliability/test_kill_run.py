@@ -54,5 +54,7 @@ def test_run_killed_at_five_points_then_rerun_equals_uninterrupted_run(indexed_p
     assert got["records"] == reference_run["records"]
     assert got["metrics"] == reference_run["metrics"]
     assert got["mlflow_metrics"] == reference_run["mlflow_metrics"]
+    # every question's trace is stored before its checkpoint line: none lost to a kill (issue #29)
+    assert got["traced"] == reference_run["traced"] and len(got["traced"]) == K.N_QUESTIONS, seen
     assert [r for r, _, _ in got["runs"]] == [got["run_id"]], seen
     assert got["mlflow_status"] == "FINISHED" and [s for _, s, _ in got["runs"]] == ["FINISHED"], seen

@@ -210,3 +210,27 @@ def test_a_study_is_not_resumed_on_another_base_configuration(tmp_path):
                         "retriever.params.hubs=30", "retriever.params.filter=false"]  # measured again, on the new base
     assert res.chosen["retriever.params.alpha"] == 3
     assert fresh_study(StudySpec("none-such", "ofat", storage=storage)) is False
+
+
+def test_a_study_is_not_joined_with_another_search_space(tmp_path):
+    """Issue #29: a second worker (or a resume) with other factors or values would mix trials of two spaces in one
+    study; it is refused before any trial, naming the factor and both value lists."""
+    from hublab.errors import InputError
+    from hublab.tuning.space import space_record
+
+    storage = f"sqlite:///{tmp_path}/t.db"
+    run_study(StudySpec("s", "tpe", storage=storage, n_trials=2, space=space_record(SPACE)), BASE, SPACE, Counting())
+    other = space_from_pipeline({"retriever.params.alpha": [0, 3, 9, 12], "retriever.params.hubs": [10, 20, 30],
+                                 "retriever.params.filter": [True, False]})
+    ev = Counting()
+    with pytest.raises(InputError, match=r"another search space \(retriever\.params\.alpha: study \[0, 3, 9\], "
+                                         r"this command \[0, 3, 9, 12\]\)") as err:
+        run_study(StudySpec("s", "tpe", storage=storage, n_trials=3, space=space_record(other)), BASE, other, ev)
+    assert err.value.field == "study" and "--fresh" in str(err.value)
+    assert ev.calls == []
+    fewer = space_from_pipeline({"retriever.params.alpha": [0, 3, 9]})
+    with pytest.raises(InputError, match=r"retriever\.params\.hubs: study \[10, 20, 30\], this command not a factor"):
+        run_study(StudySpec("s", "tpe", storage=storage, n_trials=3, space=space_record(fewer)), BASE, fewer, ev)
+    # the same space joins (a top-up of the same study)
+    run_study(StudySpec("s", "tpe", storage=storage, n_trials=3, space=space_record(SPACE)), BASE, SPACE, ev)
+    assert len(ev.calls) == 1

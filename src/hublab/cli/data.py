@@ -94,7 +94,7 @@ def register_cmd(
     from hublab.mlflow_eval.data import load_questions
     from hublab.mlflow_eval.register import register
     from hublab.preflight import check_names
-    from hublab.tracking import mlflow_log
+    from hublab.tracking.mlflow_log import setup as setup_experiment
 
     problems: list = []
     check_names(problems, experiment=experiment)
@@ -104,7 +104,7 @@ def register_cmd(
     if not names:
         raise typer.BadParameter("no built dataset (run `hublab data datasets`) and no --dataset given",
                                  param_hint="--dataset")
-    exp_id = mlflow_log.setup(st.root, experiment)
+    exp_id = setup_experiment(st.root, experiment)
     for name in names:
         own_graph = graph or (st.graph_for_dataset(name) if name in st.dataset_names() else None)
         if own_graph is None:

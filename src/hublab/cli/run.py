@@ -63,6 +63,8 @@ def run_cmd(
                                          "stderr is a terminal and not --json."),
     per_question: bool = typer.Option(False, "--per-question", help="Also print one row per question (id, Hits@10, "
                                       "MAP@10, triples returned); every field is in the predictions file."),
+    strict: bool = typer.Option(False, "--strict", help="Refuse a KGQA file naming golden triple ids that are "
+                                "not in --graph (default: a warning with the rows)."),
     as_json: bool = AS_JSON,
 ) -> None:
     """Run a pipeline over a KGQA dataset, evaluate it and log one MLflow run (resumable); help: RUN_HELP."""
@@ -72,7 +74,7 @@ def run_cmd(
         raise InputError("--dry-run runs no question, so there is no report to write; drop --report-dir (--output "
                          "receives the estimate as JSON)", field="--report-dir")
     checked = check_run(pipeline, graph, dataset, settings=st, experiment=experiment, output=output,
-                        report_dir=report_dir, llm_base_url=llm_base_url, tracking=not dry_run)
+                        report_dir=report_dir, llm_base_url=llm_base_url, tracking=not dry_run, strict=strict)
     check_search_space(checked.cfg)
     # the run, decided once: everything below (estimate, runner, report) reads it from here
     show = bool(progress) if as_json and progress is None else want_progress(progress)

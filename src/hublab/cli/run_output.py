@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from hublab.atomic import write_text_atomic
 from hublab.datasets.catalog import load_dataset
 from hublab.errors import HubLabError
 from hublab.evaluation.names import HITS_AT_10, KEY_METRICS, MAP_AT_10
@@ -29,22 +28,9 @@ def estimate_json(est) -> dict:
 
 
 def write_atomic(path: Path, text: str, opt: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file beside it and a rename, so a full disk leaves the old file
-    (or none), never a truncated one; a device such as /dev/null is written directly. Errors name the path given."""
+    """``write_text_atomic`` with a failure said as one line naming the option and the path given."""
     try:
-        if path.exists() and not path.is_file():  # /dev/null, checked to be a harmless device before
-            with path.open("w") as f:
-                f.write(text)
-            return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w") as f:
-                f.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        write_text_atomic(path, text)
     except OSError as exc:
         raise HubLabError(f"field '{opt}': writing {path} failed: {exc.strerror or exc}") from None
 
@@ -119,8 +105,7 @@ def write_outputs(s, output: Path | None, report_dir: Path | None, con) -> None:
     """--output (aggregate metrics JSON) and --report-dir (DVC metrics and plots) of a finished run."""
     try:
         if output:
-            output.parent.mkdir(parents=True, exist_ok=True)
-            output.write_text(json.dumps(s.metrics, indent=1, sort_keys=True))
+            write_text_atomic(output, json.dumps(s.metrics, indent=1, sort_keys=True))
         if report_dir:
             from hublab.experiment.dvc_report import write_eval_report  # local: pandas (~0.2 s), --report-dir only
 

@@ -95,20 +95,25 @@ def load_dataset(st: Settings, name: str) -> list[QAPair]:
     return read_jsonl(st.dataset_file(name))
 
 
+def _golden_ids(pair: QAPair) -> list[str]:
+    """The subject and object ids of a pair's golden triples (the thesis's ``'None'`` placeholders skipped)."""
+    ids: list[str] = []
+    for g in pair.golden_triples:
+        if g in unparseable_golden([g]):
+            continue
+        try:
+            t = parse_triple_string(g)
+        except TripleParseError:
+            continue
+        ids += [t.subject_id, t.object_id]
+    return ids
+
+
 def check_golden_ids(pairs: list[QAPair], graph: KnowledgeGraph, *, dataset: str, graph_name: str,
                      min_share: float = 0.5) -> float:
     """Share of golden-triple ids present in the graph; below ``min_share`` the pairing is refused (the golden
     triples were written for another graph, so every metric would be 0)."""
-    ids: list[str] = []
-    for p in pairs:
-        for g in p.golden_triples:
-            if g in unparseable_golden([g]):
-                continue
-            try:
-                t = parse_triple_string(g)
-            except TripleParseError:
-                continue
-            ids += [t.subject_id, t.object_id]
+    ids = [i for p in pairs for i in _golden_ids(p)]
     if not ids:
         return 1.0
     share = sum(1 for i in ids if graph.entity(i) is not None) / len(ids)
@@ -116,6 +121,17 @@ def check_golden_ids(pairs: list[QAPair], graph: KnowledgeGraph, *, dataset: str
         raise InputError(f"dataset {dataset!r}: only {share:.0%} of its golden triple ids exist in graph "
                          f"{graph_name!r}: golden triple ids would not match (wrong --graph?)", field="--graph")
     return share
+
+
+def rows_with_missing_golden_ids(pairs: list[QAPair], graph: KnowledgeGraph) -> dict[int, list[str]]:
+    """1-based row -> the golden ids of that row the graph lacks (distinct, in order), for every such row: a triple
+    with such an id can never be retrieved, so the row scores 0 on it whatever the method does."""
+    out: dict[int, list[str]] = {}
+    for i, p in enumerate(pairs, start=1):
+        missing = [g for g in dict.fromkeys(_golden_ids(p)) if graph.entity(g) is None]
+        if missing:
+            out[getattr(p, "row", None) or i] = missing
+    return out
 
 
 def duplicate_uids(pairs: list[QAPair]) -> dict[str, list[int]]:

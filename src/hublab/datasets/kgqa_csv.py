@@ -16,9 +16,8 @@ import io
 from pathlib import Path
 from typing import Any
 
-from hublab.datasets.model import QAPair
+from hublab.datasets.model import MISSING_TRIPLE, QAPair, check_row, unparseable_golden
 from hublab.errors import InputError
-from hublab.graph.model import TripleParseError, parse_triple_string
 
 # CSV column -> QAPair field, in the thesis's column order.
 COLUMNS: dict[str, str] = {
@@ -53,12 +52,7 @@ LIST_COLUMNS = ("source_ids", "golden_doc_chunks", "golden_triples")
 INT_COLUMNS = ("hops", "use_case")
 BOOL_COLUMNS = ("semi-typed", "used_in_reduced")
 NON_EMPTY = REQUIRED
-MISSING_TRIPLE = "None"  # the thesis's placeholder for a golden triple its id conversion could not produce
-
-
-def unparseable_golden(triples: list[str]) -> list[str]:
-    """Golden entries that are not triple strings (the thesis's ``'None'`` placeholders)."""
-    return [t for t in triples if t == MISSING_TRIPLE]
+__all__ = ["MISSING_TRIPLE", "QAPair", "load_kgqa_csv", "parse_row", "unparseable_golden"]
 
 
 def _list(value: str, *, file: str, row: int, column: str) -> list[str]:
@@ -110,17 +104,7 @@ def parse_row(rec: dict[str, str], *, file: str, row: int) -> QAPair:
             kw[fld] = raw
         else:
             kw[fld] = raw if raw != "" else None
-    for i, t in enumerate(kw["golden_triples"]):
-        if t == MISSING_TRIPLE:
-            continue
-        try:
-            parse_triple_string(t)
-        except TripleParseError as exc:
-            raise InputError(f"golden triple {i}: {exc}", file=file, row=row, field="golden_triples") from exc
-    if not kw["golden_triples"]:
-        raise InputError("expected at least one golden triple", file=file, row=row, field="golden_triples")
-    kw["golden_answer"] = kw.get("golden_answer") or ""  # optional: only the generation metrics read it
-    return QAPair(**kw)
+    return check_row(kw, file=file, row=row)  # the row model the JSONL loader applies too
 
 
 def _undecodable(value: str) -> str | None:

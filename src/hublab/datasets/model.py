@@ -1,4 +1,5 @@
-"""A KGQA question as HubLab stores it (``data/kgqa/<name>.jsonl``, one JSON object per line).
+"""A KGQA question as HubLab stores it (``data/kgqa/<name>.jsonl``, one JSON object per line), and the one row
+model both loaders apply (``check_row``): the CSV loader after parsing its cells, the JSONL loader on each object.
 
 Field names follow the thesis CSV (21 columns) with Python-friendly names; ``golden_triples`` are
 canonical triple strings of the dataset's graph.
@@ -12,6 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from hublab.errors import InputError
+from hublab.graph.model import TripleParseError, parse_triple_string
+
+MISSING_TRIPLE = "None"  # the thesis's placeholder for a golden triple its id conversion could not produce
 
 
 @dataclass
@@ -46,6 +50,66 @@ class QAPair:
         return asdict(self)
 
 
+#: The row model's types, by field: what a JSONL object may hold (a CSV cell is parsed into these types first).
+_STR_FIELDS = ("uid", "question", "golden_answer", "notes")
+_LIST_FIELDS = ("golden_triples", "source_ids", "golden_doc_chunks", "original_golden_triples",
+                "unmapped_golden_triples")
+_INT_FIELDS = ("hops", "use_case", "row")
+_BOOL_FIELDS = ("semi_typed", "used_in_reduced")
+#: Fields that must hold a non-empty value (a question, its id and the triples that answer it).
+REQUIRED_FIELDS = ("uid", "question", "golden_triples")
+
+
+def unparseable_golden(triples: list[str]) -> list[str]:
+    """Golden entries that are not triple strings (the thesis's ``'None'`` placeholders)."""
+    return [t for t in triples if t == MISSING_TRIPLE]
+
+
+def _type_problem(name: str, value: Any) -> str | None:
+    """What is wrong with one field's value, or None."""
+    if name in _LIST_FIELDS:
+        ok = isinstance(value, list) and all(isinstance(x, str) for x in value)
+        return None if ok else "expected a list of strings"
+    if value is None:
+        return "must not be null" if name in _STR_FIELDS[:2] else None
+    if name in _STR_FIELDS:
+        return None if isinstance(value, str) else f"expected a string, got {type(value).__name__}"
+    if name in _INT_FIELDS:  # bool is an int in Python, not in a dataset
+        ok = isinstance(value, int) and not isinstance(value, bool)
+        return None if ok else f"expected an integer, got {type(value).__name__}"
+    if name in _BOOL_FIELDS:
+        return None if isinstance(value, bool) else f"expected true or false, got {type(value).__name__}"
+    return None if isinstance(value, str) else f"expected a string or null, got {type(value).__name__}"
+
+
+def check_row(fields: dict[str, Any], *, file: str, row: int) -> QAPair:
+    """The row model of both loaders: known fields only, each of its type, the required ones non-empty, and every
+    golden triple a triple string (or the thesis's ``'None'`` placeholder). Raises a located InputError."""
+    unknown = sorted(set(fields) - set(QAPair.__dataclass_fields__))
+    if unknown:
+        raise InputError(f"unknown key(s) {unknown}", file=file, row=row, field=unknown[0])
+    missing = [k for k in REQUIRED_FIELDS if k not in fields]
+    if missing:
+        raise InputError(f"missing keys {missing}", file=file, row=row, field=missing[0])
+    for name, value in fields.items():
+        problem = _type_problem(name, value)
+        if problem:
+            raise InputError(problem, file=file, row=row, field=name)
+    for name in REQUIRED_FIELDS:
+        if not fields[name] or (isinstance(fields[name], str) and not fields[name].strip()):
+            msg = "expected at least one golden triple" if name == "golden_triples" else "must not be empty"
+            raise InputError(msg, file=file, row=row, field=name)
+    for i, t in enumerate(fields["golden_triples"]):
+        if t == MISSING_TRIPLE:
+            continue
+        try:
+            parse_triple_string(t)
+        except TripleParseError as exc:
+            raise InputError(f"golden triple {i}: {exc}", file=file, row=row, field="golden_triples") from exc
+    text_or_empty = {k: ("" if k in ("golden_answer", "notes") and v is None else v) for k, v in fields.items()}
+    return QAPair(**{"golden_answer": "", **text_or_empty})  # golden_answer optional: only generation reads it
+
+
 def write_jsonl(pairs: list[QAPair], path: str | Path) -> None:
     """Atomic write (temp + rename): a failed stage never leaves half a dataset."""
     path = Path(path)
@@ -62,7 +126,6 @@ def read_jsonl(path: str | Path) -> list[QAPair]:
     if not path.exists():
         raise InputError("dataset file not found (run `dvc repro datasets` or `hublab data datasets`)", file=str(path))
     out: list[QAPair] = []
-    known = set(QAPair.__dataclass_fields__)
     with path.open("rb") as fh:
         for i, raw in enumerate(fh, start=1):
             try:
@@ -77,13 +140,7 @@ def read_jsonl(path: str | Path) -> list[QAPair]:
                 raise InputError(f"invalid JSON: {exc.msg}", file=str(path), row=i) from exc
             if not isinstance(obj, dict):
                 raise InputError("expected a JSON object per line", file=str(path), row=i)
-            missing = {"uid", "question", "golden_triples"} - set(obj)
-            if missing:
-                raise InputError(f"missing keys {sorted(missing)}", file=str(path), row=i)
-            if not isinstance(obj["golden_triples"], list):
-                raise InputError("expected a list of triple strings", file=str(path), row=i, field="golden_triples")
-            obj.setdefault("golden_answer", "")  # optional, as in a CSV: only the generation metrics read it
-            out.append(QAPair(**{k: v for k, v in obj.items() if k in known}))
+            out.append(check_row(obj, file=str(path), row=i))
     if not out:
         raise InputError("dataset is empty", file=str(path))
     return out

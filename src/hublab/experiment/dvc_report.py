@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from hublab.atomic import write_text_atomic
 from hublab.evaluation.names import HEADLINE, KEY_METRICS
 from hublab.experiment.aggregate import slice_metrics
 from hublab.experiment.runner import RunSummary
@@ -24,10 +25,10 @@ def headline(metrics: dict[str, float], per_question: list[dict[str, Any]]) -> d
 
 
 def write_dvc_report(metrics: dict[str, float], per_question: list[dict[str, Any]], report_dir: Path) -> None:
-    """``metrics.json`` (headline, DVC metrics), ``all_metrics.json`` (everything) and the slice CSVs (plots)."""
-    report_dir.mkdir(parents=True, exist_ok=True)
-    (report_dir / "metrics.json").write_text(json.dumps(headline(metrics, per_question), indent=1))
-    (report_dir / "all_metrics.json").write_text(json.dumps(metrics, indent=1, sort_keys=True))
+    """``metrics.json`` (headline, DVC metrics), ``all_metrics.json`` (everything) and the slice CSVs (plots), each
+    written atomically (a full disk leaves the previous report's file, never a truncated one)."""
+    write_text_atomic(report_dir / "metrics.json", json.dumps(headline(metrics, per_question), indent=1))
+    write_text_atomic(report_dir / "all_metrics.json", json.dumps(metrics, indent=1, sort_keys=True))
     for field, groups in slice_metrics(per_question).items():
         rows = [{"value": v, **{m: g.get(m) for m in KEY_METRICS}} for v, g in groups.items()]
         write_csv(rows, report_dir / f"by_{field}.csv")
@@ -41,6 +42,6 @@ def write_eval_report(summary: RunSummary, report_dir: Path) -> Path:
         report_dir = report_dir.with_name(f"{report_dir.name}.partial-{ident.get('n_questions')}of"
                                           f"{ident.get('n_total')}")
     write_dvc_report(summary.metrics, summary.per_question, report_dir)
-    (report_dir / "scope.json").write_text(json.dumps({"scope": summary.scope, "run_identity":
-                                                       summary.identity.get("run_identity")}, indent=1) + "\n")
+    write_text_atomic(report_dir / "scope.json", json.dumps({"scope": summary.scope, "run_identity":
+                                                             summary.identity.get("run_identity")}, indent=1) + "\n")
     return report_dir

@@ -228,7 +228,7 @@ def _answer_pending(req: RunRequest, rec: RunRecorder, pipeline: Any, plan: _Pla
     try:
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                       TimeRemainingColumn(), disable=not req.progress) as bar, \
-                rec.tracer(enabled=req.trace and bool(pending)):
+                rec.tracer(enabled=req.trace and bool(pending)) as tracer:
             task = bar.add_task(f"{req.cfg.name} on {req.dataset}", total=len(pairs),
                                 completed=len(pairs) - len(pending))
             run_budget = limits["run_timeout_s"]
@@ -236,10 +236,12 @@ def _answer_pending(req: RunRequest, rec: RunRecorder, pipeline: Any, plan: _Pla
                 if run_budget is not None and time.perf_counter() - t_start > run_budget:
                     out.budget_hit = True
                     break
-                rec = question.run_question(pipeline, out.carbon, i, p, plan.k,
-                                            question_timeout_s=limits["question_timeout_s"], secrets=req.secrets)
-                ckpt.append(rec)
-                out.finished[rec["key"]] = rec
+                answer = question.run_question(pipeline, out.carbon, i, p, plan.k,
+                                               question_timeout_s=limits["question_timeout_s"], secrets=req.secrets)
+                if tracer is not None:
+                    tracer.persist()  # the question's trace is stored before its checkpoint line
+                ckpt.append(answer)
+                out.finished[answer["key"]] = answer
                 bar.advance(task)
                 if on_question is not None:
                     sel = _in_order(pairs, out.finished)

@@ -41,6 +41,7 @@ from hublab.llm.requests import (
     unsupported_param,
     where,
 )
+from hublab.llm.waiting import waiting_notice
 
 log = logging.getLogger(__name__)
 
@@ -224,37 +225,39 @@ class OpenAICompatibleLLM(LLM):
         price = price_for(self.model, self.base_url, self.price_input_per_1m, self.price_output_per_1m)
         ptoks = ctoks = faults = attempts = 0
         error = "no attempt"
-        while attempts < self.max_retries + 1 + len(body0) + len(formats):  # drops/fallbacks are finite too
-            remaining = deadline - time.monotonic()
-            if remaining <= 0.01:
-                break
-            attempts += 1
-            body = self._adapt(body0, learned, formats)
-            retryable = True
-            try:
-                text, data, pt, ct = self._attempt(body, min(self.timeout_s, remaining), json_schema)
-                ptoks, ctoks = ptoks + pt, ctoks + ct
-                return LLMResponse(text=text, data=data, prompt_tokens=ptoks, completion_tokens=ctoks,
-                                   retries=attempts - 1, cost=cost_usd(ptoks, ctoks, price))
-            except _Fault as exc:
-                error, pt, ct = exc.args
-                ptoks, ctoks = ptoks + pt, ctoks + ct
-            except openai.APIStatusError as exc:
-                error = f"{type(exc).__name__}: {exc}"
-                # llama-cpp-python reports its request validation errors as HTTP 500
-                if exc.status_code in (400, 422, 500) and self._learn(exc, body, learned, formats):
-                    continue  # adapted request: not a fault, no backoff
-                retryable = exc.status_code in _RETRY_STATUS or exc.status_code >= 500
-            except openai.APIConnectionError as exc:  # includes APITimeoutError
-                error = f"{type(exc).__name__}: {exc}"
-            except Exception as exc:  # noqa: BLE001 - missing key, bad response shape ...: report, don't crash
-                error, retryable = f"{type(exc).__name__}: {exc}", False
-            faults += 1
-            if not retryable or faults > self.max_retries:
-                break
-            log.info("%s at %s: attempt %d failed (%s); retrying", self.model, where(self.base_url), attempts,
-                     error[:200])
-            time.sleep(max(0.0, min(self.retry_backoff_s * 2 ** (faults - 1), _MAX_BACKOFF_S,
-                                    deadline - time.monotonic())))
-        return LLMResponse(text="", prompt_tokens=ptoks, completion_tokens=ctoks, error=error,
-                           retries=max(0, attempts - 1), cost=cost_usd(ptoks, ctoks, price))
+        # on the clock: a call still waiting after waiting.NOTICE_S says so on stderr, with its bound
+        with waiting_notice(f"{self.model} at {where(self.base_url)}", deadline - start):
+            while attempts < self.max_retries + 1 + len(body0) + len(formats):  # drops/fallbacks are finite too
+                remaining = deadline - time.monotonic()
+                if remaining <= 0.01:
+                    break
+                attempts += 1
+                body = self._adapt(body0, learned, formats)
+                retryable = True
+                try:
+                    text, data, pt, ct = self._attempt(body, min(self.timeout_s, remaining), json_schema)
+                    ptoks, ctoks = ptoks + pt, ctoks + ct
+                    return LLMResponse(text=text, data=data, prompt_tokens=ptoks, completion_tokens=ctoks,
+                                       retries=attempts - 1, cost=cost_usd(ptoks, ctoks, price))
+                except _Fault as exc:
+                    error, pt, ct = exc.args
+                    ptoks, ctoks = ptoks + pt, ctoks + ct
+                except openai.APIStatusError as exc:
+                    error = f"{type(exc).__name__}: {exc}"
+                    # llama-cpp-python reports its request validation errors as HTTP 500
+                    if exc.status_code in (400, 422, 500) and self._learn(exc, body, learned, formats):
+                        continue  # adapted request: not a fault, no backoff
+                    retryable = exc.status_code in _RETRY_STATUS or exc.status_code >= 500
+                except openai.APIConnectionError as exc:  # includes APITimeoutError
+                    error = f"{type(exc).__name__}: {exc}"
+                except Exception as exc:  # noqa: BLE001 - missing key, bad response shape ...: report, don't crash
+                    error, retryable = f"{type(exc).__name__}: {exc}", False
+                faults += 1
+                if not retryable or faults > self.max_retries:
+                    break
+                log.info("%s at %s: attempt %d failed (%s); retrying", self.model, where(self.base_url), attempts,
+                         error[:200])
+                time.sleep(max(0.0, min(self.retry_backoff_s * 2 ** (faults - 1), _MAX_BACKOFF_S,
+                                        deadline - time.monotonic())))
+            return LLMResponse(text="", prompt_tokens=ptoks, completion_tokens=ctoks, error=error,
+                               retries=max(0, attempts - 1), cost=cost_usd(ptoks, ctoks, price))

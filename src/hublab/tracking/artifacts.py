@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from hublab.atomic import write_text_atomic
 from hublab.config import Settings
 from hublab.evaluation import names, thesis_tables
 from hublab.pipeline.config import PipelineConfig, flatten
@@ -64,16 +66,17 @@ def csv_cell(v: Any) -> Any:
 
 
 def write_csv(rows: list[dict[str, Any]], path: Path) -> None:
-    """Rows as CSV, columns in first-seen order, formula-leading text cells neutralised (``csv_cell``)."""
+    """Rows as CSV, columns in first-seen order, formula-leading text cells neutralised (``csv_cell``); atomic."""
     cols: list[str] = []
     for r in rows:
         for c in r:
             if c not in cols:
                 cols.append(c)
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=cols)
-        w.writeheader()
-        w.writerows({k: csv_cell(v) for k, v in r.items()} for r in rows)
+    buf = io.StringIO(newline="")
+    w = csv.DictWriter(buf, fieldnames=cols)
+    w.writeheader()
+    w.writerows({k: csv_cell(v) for k, v in r.items()} for r in rows)
+    write_text_atomic(path, buf.getvalue())
 
 
 def thesis_reference(cfg: PipelineConfig, graph: str, settings: Settings) -> dict[str, float]:

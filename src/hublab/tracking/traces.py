@@ -84,6 +84,13 @@ class MlflowTracer:
         self._stack: list[Any] = []  # spans open in that thread, innermost last
         self._warned = False
 
+    def persist(self) -> None:
+        """Store the traces ended so far (MLflow exports them asynchronously): the runner calls it before a
+        question's checkpoint line, so a kill -9 after the checkpoint cannot lose that question's trace (a resume
+        skips checkpointed questions). A kill between the two reruns the question: one trace too many, none lost."""
+        if self.n_traces:
+            flush()
+
     def clean(self, obj: Any) -> Any:
         return _clip(scrub_obj(obj, self.secrets))  # always: credential-shaped values are masked too
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import time
 import uuid
 import warnings
@@ -32,12 +31,13 @@ import optuna
 import yaml
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from hublab.atomic import write_text_atomic
 from hublab.config import Settings
 from hublab.config import settings as load_settings
 from hublab.errors import InputError
 from hublab.evaluation import names
 from hublab.pipeline.config import load_pipeline
-from hublab.tracking import mlflow_log
+from hublab.tracking.mlflow_log import setup as setup_experiment
 from hublab.tracking.study_runs import UID_TAG, ParentRun, StudyRuns
 from hublab.tuning.report import write_outputs
 from hublab.tuning.runner_eval import runner_evaluator
@@ -48,6 +48,7 @@ from hublab.tuning.space import (
     set_path,
     space_from_pipeline,
     space_from_thesis_json,
+    space_record,
 )
 from hublab.tuning.storage import DEFAULT_GRACE_S, DEFAULT_HEARTBEAT_S, file_lock, redact_url
 from hublab.tuning.study import WORKER, Evaluator, StudyResult, StudySpec, fresh_study, run_study
@@ -124,11 +125,11 @@ class TuneOutcome:
 
 
 def _setup_experiment(root: Path, experiment: str) -> str:
-    """mlflow_log.setup, tolerating a concurrent worker creating the same experiment first."""
+    """``setup_experiment``, tolerating a concurrent worker creating the same experiment first."""
     for attempt in range(5):
         try:  # the lock: workers starting together on a new project race creating MLflow's tables
             with file_lock(root / "mlruns" / "mlflow.db"):
-                return mlflow_log.setup(root, experiment)
+                return setup_experiment(root, experiment)
         except Exception:  # noqa: BLE001 - e.g. RESOURCE_ALREADY_EXISTS / sqlite busy from another worker
             if attempt == 4:
                 raise
@@ -199,8 +200,9 @@ def _deleted_here(runs: StudyRuns, run_id: str) -> bool:
 
 
 def base_identity(base: dict[str, Any], graph: str, dataset: str, limit: int | None) -> str:
-    """sha256 of what a study's trials are measured on: the base pipeline without its search space (the factors
-    may grow without making old trials incomparable), the graph, the dataset and the question limit."""
+    """sha256 of what a study's trials are measured on: the base pipeline without its search space (checked on its
+    own, ``study_open._check_space``, so the refusal can name the factors), the graph, the dataset and the question
+    limit."""
     cfg = {k: v for k, v in base.items() if k != "search_space"}
     blob = json.dumps({"pipeline": cfg, "graph": graph, "dataset": dataset, "limit": limit}, sort_keys=True,
                       default=str)
@@ -223,7 +225,7 @@ def run_tune(req: TuneRequest, *, settings: Settings | None = None, evaluator: E
     spec = StudySpec(req.study, req.mode, storage, req.n_trials, objectives, req.seed,
                      heartbeat_interval=req.heartbeat_interval, grace_period=req.grace_period,
                      identity=base_identity(base, graph, req.dataset, req.limit), enqueue_base=req.enqueue_base,
-                     prune=req.prune)
+                     prune=req.prune, space=space_record(space))
     spec.validate()
     if req.fresh:
         fresh_study(spec)
@@ -287,7 +289,7 @@ def _publish(runs: StudyRuns, parent_id: str, result: StudyResult, base: dict[st
     metrics (``best.*``) and the number of trials still pending; returns the files written."""
     paths = write_outputs(result, out_dir)
     base_yaml = out_dir / "base_pipeline.yaml"
-    _atomic_write(base_yaml, yaml.safe_dump(base, sort_keys=False))
+    write_text_atomic(base_yaml, yaml.safe_dump(base, sort_keys=False))
     runs.publish(parent_id, paths, result.best["metrics"] if result.best else None, len(result.pending))
     return [*paths, base_yaml]
 
@@ -316,7 +318,3 @@ def _progress(enabled: bool, title: str):
         yield update
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    tmp.replace(path)

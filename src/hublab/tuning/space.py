@@ -62,6 +62,13 @@ class SearchSpace:
         return {f.path: f for f in self.factors}
 
 
+def space_record(space: SearchSpace) -> dict[str, dict[str, Any]]:
+    """The space as a study records it (JSON, factor path -> its values and range): what a joining worker or a
+    resume must match, so that one study never mixes trials drawn from two spaces."""
+    return {f.path: {"values": [encode_value(v) for v in f.values], "low": f.low, "high": f.high, "step": f.step,
+                     "log": f.log, "kind": f.kind} for f in sorted(space.factors, key=lambda f: f.path)}
+
+
 def encode_value(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 

@@ -61,6 +61,7 @@ def locked(study: optuna.Study):
 
 def _check_attrs(study: optuna.Study, spec: StudySpec) -> None:
     _check_identity(study, spec)
+    _check_space(study, spec)
     stored_mode = study.user_attrs.get("mode")
     if stored_mode and stored_mode != spec.mode:
         raise InputError(f"study {spec.name!r} exists with mode {stored_mode!r}; use another --study name",
@@ -96,6 +97,33 @@ def _check_identity(study: optuna.Study, spec: StudySpec) -> None:
         f"study {spec.name!r} {was}, this command's is {spec.identity[:12]} (the base pipeline, graph, dataset or "
         f"--limit differ): its trials are not comparable. Use another --study name, or --fresh to delete the "
         f"study and start it again", field="study")
+
+
+def _check_space(study: optuna.Study, spec: StudySpec) -> None:
+    """One study, one search space: a joining worker or a resume with other factors, values or ranges is refused,
+    naming what the study has (a study from before spaces were recorded takes this command's)."""
+    if spec.space is None:
+        return
+    stored = study.user_attrs.get("space")
+    if stored is None:
+        study.set_user_attr("space", spec.space)
+        return
+    if stored == spec.space:
+        return
+    diff = sorted(p for p in set(stored) | set(spec.space) if stored.get(p) != spec.space.get(p))
+
+    def values(rec: dict | None) -> str:
+        if rec is None:
+            return "not a factor"
+        rng = f" range {rec['low']}..{rec['high']}" if rec.get("low") is not None else ""
+        return f"[{', '.join(rec['values'])}]{rng}"
+
+    shown = "; ".join(f"{p}: study {values(stored.get(p))}, this command {values(spec.space.get(p))}"
+                      for p in diff[:3])
+    more = f"; and {len(diff) - 3} more factors" if len(diff) > 3 else ""
+    raise InputError(f"study {spec.name!r} exists with another search space ({shown}{more}): one study would mix "
+                     "trials of two spaces. Use another --study name, or --fresh to delete the study and start it "
+                     "again", field="study")
 
 
 def fresh_study(spec: StudySpec) -> bool:

@@ -63,6 +63,8 @@ class StudySpec:
     # what the trials are measured on (base pipeline without its search space, graph, dataset, question limit):
     # a study resumed or joined on another one would mix incomparable trials (docs/tuning.md)
     identity: str | None = None
+    # the search space (``space.space_record``): a study joined or resumed with another space is refused
+    space: dict[str, Any] | None = None
     # tpe: the base configuration is the study's first trial (inside the budget), so a tuned configuration is
     # never chosen over a default it was not measured against
     enqueue_base: bool = False

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from hublab.errors import HubLabError, InputError, ServiceUnavailable
+from hublab.vectorstore.lite_damage import lite_damage
 
 _CLIENTS: dict[str, Any] = {}
 _CLIENTS_LOCK = threading.Lock()
@@ -107,6 +108,7 @@ def _client(uri: str, token: str | None, timeout: float | None = None):
             from pymilvus import MilvusClient
 
             if uri.endswith(".db"):
+                _check_lite_damage(uri)
                 _check_lite_lock(uri)
             else:
                 _quiet_pymilvus()
@@ -131,6 +133,16 @@ def _client(uri: str, token: str | None, timeout: float | None = None):
                 raise InputError(f"no Milvus server answers at {uri} (nothing listening, or not reachable; {said}): "
                                  "start it or fix the URI", field="vector_store.uri") from None
         return _CLIENTS[key]
+
+
+def _check_lite_damage(uri: str) -> None:
+    """A damaged Lite index is one line naming the damaged file and how to rebuild it (``lite_damage``)."""
+    db = Path(uri)
+    damage = lite_damage(db) if db.exists() else None
+    if damage is not None:
+        where, what = damage
+        raise HubLabError(f"file {where}: {what}: the Milvus Lite index {uri} is damaged; rebuild it: delete {uri} "
+                          "(or its index folder under models/) and run `hublab index` for its pipeline and graph")
 
 
 def release_client(uri: str) -> None:

@@ -1,0 +1,35 @@
+"""A damaged Milvus Lite index found from its files, before the Lite engine opens it (which ends in library
+tracebacks, or in a misleading "is another process using it?"): shared by the CLI's pre-check (which names the
+pipeline and graph to rebuild) and the store itself (every command that opens a Lite file)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def lite_damage(db: Path) -> tuple[Path, str] | None:
+    """(the damaged file, what is wrong) in a Milvus Lite index folder, from what can be read without opening it:
+    the folder itself (Milvus Lite keeps a folder, never a file), each collection's JSON manifest and schema, and
+    each Parquet data file's magic bytes at both ends (a truncated file loses its footer)."""
+    if not db.is_dir():
+        size = db.stat().st_size if db.is_file() else 0
+        return db, f"is not a Milvus Lite index (a file of {size} bytes where Milvus Lite keeps a folder)"
+    for meta in sorted((db / "collections").glob("*/*.json")):
+        try:
+            ok = isinstance(json.loads(meta.read_text(encoding="utf-8")), dict)
+        except (OSError, UnicodeDecodeError, ValueError):
+            ok = False
+        if not ok:
+            return meta, "is not the JSON object Milvus Lite wrote (damaged)"
+    for data in sorted((db / "collections").glob("*/partitions/*/data/*.parquet")):
+        try:
+            with data.open("rb") as f:
+                head = f.read(4)
+                f.seek(max(0, data.stat().st_size - 4))
+                tail = f.read(4)
+        except OSError as exc:
+            return data, f"cannot be read ({exc.strerror or exc})"
+        if head != b"PAR1" or tail != b"PAR1" or data.stat().st_size < 12:
+            return data, "is not a complete Parquet file (truncated or damaged)"
+    return None
