@@ -211,8 +211,12 @@ def hashing():
 @pytest.fixture(autouse=True)
 def _no_leaked_tracking_uri(monkeypatch):
     """``mlflow.set_tracking_uri`` exports MLFLOW_TRACKING_URI into os.environ; without this, one test's project
-    store would leak into later tests and into the hublab subprocesses they start."""
+    store would leak into later tests and into the hublab subprocesses they start. Removed after the test too:
+    monkeypatch restores only what it changed, and a session fixture set up before the next test's own removal
+    (tests/reliability's reference run) would read the leaked store."""
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    yield
+    os.environ.pop("MLFLOW_TRACKING_URI", None)
 
 
 @pytest.fixture(autouse=True)

@@ -286,10 +286,9 @@ def run_outcome(root: Path, stdout: str) -> dict[str, Any]:
 
 def traced_questions(root: Path, run_id: str, experiment_id: str) -> list[str]:
     """The questions (root span names) that have a trace in the run: every answered question must have one."""
-    import mlflow
+    from mlflow import MlflowClient
 
     from hublab.tracking.mlflow_log import tracking_uri
 
-    mlflow.set_tracking_uri(tracking_uri(root))
-    found = mlflow.search_traces(experiment_ids=[experiment_id], run_id=run_id, return_type="list")
+    found = MlflowClient(tracking_uri(root)).search_traces(locations=[experiment_id], run_id=run_id, max_results=500)
     return sorted({s.name for tr in found for s in tr.data.spans if s.parent_id is None})

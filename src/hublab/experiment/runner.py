@@ -232,26 +232,39 @@ def _answer_pending(req: RunRequest, rec: RunRecorder, pipeline: Any, plan: _Pla
             task = bar.add_task(f"{req.cfg.name} on {req.dataset}", total=len(pairs),
                                 completed=len(pairs) - len(pending))
             run_budget = limits["run_timeout_s"]
-            for i, p in pending:
-                if run_budget is not None and time.perf_counter() - t_start > run_budget:
-                    out.budget_hit = True
-                    break
-                answer = question.run_question(pipeline, out.carbon, i, p, plan.k,
-                                               question_timeout_s=limits["question_timeout_s"], secrets=req.secrets)
-                if tracer is not None:
-                    tracer.persist()  # the question's trace is stored before its checkpoint line
-                ckpt.append(answer)
-                out.finished[answer["key"]] = answer
-                bar.advance(task)
-                if on_question is not None:
-                    sel = _in_order(pairs, out.finished)
-                    if on_question(len(sel), len(pairs), aggregate_records(sel)):
-                        out.stopped = True
+            unsaved: list[dict[str, Any]] = []  # answered, checkpointed once their traces are stored
+            try:
+                for i, p in pending:
+                    if run_budget is not None and time.perf_counter() - t_start > run_budget:
+                        out.budget_hit = True
                         break
+                    answer = question.run_question(pipeline, out.carbon, i, p, plan.k, secrets=req.secrets,
+                                                   question_timeout_s=limits["question_timeout_s"])
+                    out.finished[answer["key"]] = answer
+                    unsaved.append(answer)
+                    stored = len(unsaved) - (tracer.unstored() if tracer is not None else 0)
+                    unsaved = _checkpoint(ckpt, unsaved, max(0, stored))
+                    bar.advance(task)
+                    if on_question is not None:
+                        sel = _in_order(pairs, out.finished)
+                        if on_question(len(sel), len(pairs), aggregate_records(sel)):
+                            out.stopped = True
+                            break
+            finally:  # also on Ctrl-C: every answer kept, after its trace
+                if unsaved and tracer is not None:
+                    tracer.persist()
+                _checkpoint(ckpt, unsaved, len(unsaved))
     finally:
         if out.carbon is not None:
             out.session_carbon = out.carbon.close()
     return out
+
+
+def _checkpoint(ckpt: Checkpoint, answers: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
+    """Append the first ``n`` answers to the checkpoint; return the rest."""
+    for answer in answers[:n]:
+        ckpt.append(answer)
+    return answers[n:]
 
 
 def _finish(req: RunRequest, rec: RunRecorder, plan: _Plan, ident: RunIdentity, ckpt: Checkpoint,

@@ -30,6 +30,8 @@ from hublab.tracking.mlflow_log import scrub_obj
 log = logging.getLogger(__name__)
 
 ATTACHMENTS_ENV = "MLFLOW_TRACE_EXTRACT_ATTACHMENTS"
+EXPORT_WORKERS_ENV = "MLFLOW_ASYNC_TRACE_LOGGING_MAX_WORKERS"
+BATCH_ENV = "MLFLOW_USE_BATCH_SPAN_PROCESSOR"
 MAX_TEXT = 20_000  # longest string kept in a span's inputs/outputs (prompts with 30 hubs' paths stay whole)
 
 
@@ -84,11 +86,33 @@ class MlflowTracer:
         self._stack: list[Any] = []  # spans open in that thread, innermost last
         self._warned = False
 
+    def unstored(self) -> int:
+        """How many of the traces ended last may not be stored yet. MLflow exports traces on a background thread,
+        overlapping the next question (a synchronous export cost ~80 ms a question, more than HubLink's retrieval),
+        and a kill -9 takes what is still queued with it; the runner writes a question's checkpoint line only once
+        its trace is stored, so a resume (which skips checkpointed questions) never misses one. ``run_tracer`` gives
+        the export one thread: first in, first out, so the queue's unfinished tasks are the newest traces. Where
+        that is not known (an exporter made before, another MLflow), any unfinished task counts as all of them."""
+        exporter = _exporter()
+        if _batching():
+            return self.n_traces  # spans wait in a batching processor first: not known, so none yet
+        if not getattr(exporter, "_is_async_enabled", False):
+            return 0  # exported when its root span ended
+        queue = getattr(exporter, "_async_queue", None)
+        waiting = getattr(getattr(queue, "_queue", None), "unfinished_tasks", None)
+        if waiting is None or (waiting and getattr(queue, "_max_workers", None) != 1):
+            return self.n_traces
+        return int(waiting)
+
     def persist(self) -> None:
-        """Store the traces ended so far (MLflow exports them asynchronously): the runner calls it before a
-        question's checkpoint line, so a kill -9 after the checkpoint cannot lose that question's trace (a resume
-        skips checkpointed questions). A kill between the two reruns the question: one trace too many, none lost."""
-        if self.n_traces:
+        """Wait until every trace ended so far is stored: the export queue drained (MLflow's own flush, used only
+        where the queue cannot be reached, stops and restarts its export threads: ~1 s)."""
+        if not self.n_traces or not self.unstored():
+            return
+        queue = getattr(getattr(_exporter(), "_async_queue", None), "_queue", None)
+        if queue is not None and not _batching():
+            queue.join()
+        else:
             flush()
 
     def clean(self, obj: Any) -> Any:
@@ -154,6 +178,26 @@ class MlflowTracer:
                 log.debug("could not end span %s: %s", name, exc)
 
 
+def _batching() -> bool:
+    """Whether MLflow's span processor batches spans before they reach the exporter (they then wait unseen)."""
+    try:
+        from mlflow.tracing.provider import _get_span_processor
+
+        return getattr(_get_span_processor(), "_batch_delegate", None) is not None
+    except Exception:  # noqa: BLE001
+        return True
+
+
+def _exporter() -> Any:
+    """The active MLflow span exporter (None without one, or in an MLflow without this internal)."""
+    try:
+        from mlflow.tracing.provider import _get_trace_exporter
+
+        return _get_trace_exporter()
+    except Exception:  # noqa: BLE001
+        return None
+
+
 def flush() -> float:
     """Wait for traces still in MLflow's asynchronous export queue; returns the seconds waited."""
     import mlflow
@@ -184,6 +228,11 @@ def run_tracer(run_id: str, experiment_id: str, secrets: list[str] | None = None
     own_env = ATTACHMENTS_ENV not in os.environ
     if own_env:
         os.environ[ATTACHMENTS_ENV] = "false"
+    # spans handed to the exporter as they end (no batching span processor in front of it) and one export thread,
+    # so traces are stored in the order their questions ended (MlflowTracer.unstored); MLflow reads both when it
+    # creates its exporter, at the process's first span
+    os.environ.setdefault(BATCH_ENV, "false")
+    os.environ.setdefault(EXPORT_WORKERS_ENV, "1")
     try:
         with observability.installed(tracer):
             yield tracer
