@@ -9,7 +9,11 @@ from pathlib import Path
 
 import typer
 
+from hublab.atomic import write_text_atomic
 from hublab.cli.app import AS_JSON, app
+
+#: the training figures in the DVC metrics file (the rest: --record)
+HEADLINE = ("mrr10_before", "mrr10_after")
 
 
 @app.command("train")
@@ -20,7 +24,10 @@ def train_cmd(
     device: str | None = typer.Option(None, "--device", help="auto | cpu | cuda (override train.device)."),
     register: bool = typer.Option(True, "--register/--no-register", help="Register the model in MLflow."),
     mlflow_log: bool = typer.Option(True, "--mlflow/--no-mlflow", help="Log the run and the model to MLflow."),
-    metrics: Path | None = typer.Option(None, "--metrics", help="Write the training figures JSON here (DVC metrics)."),
+    metrics: Path | None = typer.Option(None, "--metrics", help="Write the headline figures JSON here (DVC metrics: "
+                                        "validation MRR@10 before and after)."),
+    record: Path | None = typer.Option(None, "--record", help="Write every training figure JSON here (pairs, "
+                                       "steps, losses, timings)."),
     as_json: bool = AS_JSON,
 ) -> None:
     """Generate questions from the graphs (never the KGQA files), fine-tune MiniLM, save and register it."""
@@ -38,9 +45,11 @@ def train_cmd(
     graphs = {g: load_graph(g, st) for g in cfg.graphs}
     res = train_embedder(graphs, cfg, st.root, log_mlflow=mlflow_log, progress=not as_json)
     out = {k: v for k, v in res.__dict__.items() if k != "train_losses"}
-    if metrics:
-        metrics.parent.mkdir(parents=True, exist_ok=True)
-        metrics.write_text(json.dumps(res.metrics(), indent=1, sort_keys=True))
+    figures = res.metrics()
+    if metrics:  # the DVC metrics file: `dvc metrics show` unions every file's keys into one table's columns
+        write_text_atomic(metrics, json.dumps({k: figures[k] for k in HEADLINE if k in figures}, indent=1))
+    if record:
+        write_text_atomic(record, json.dumps(figures, indent=1, sort_keys=True))
     if as_json:
         typer.echo(json.dumps(out, indent=1, sort_keys=True, default=str))
         return
