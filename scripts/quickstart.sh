@@ -83,11 +83,12 @@ PY
 done
 printf 'quickstart: [3/4] runs done %51s\n' "$((SECONDS - start))s" >&2
 
-echo "quickstart: [4/4] summary" >&2
+echo "quickstart: [4/4] summary, and the committed comparison of every LLM-free method into MLflow" >&2
 echo
 .venv/bin/python -m hublab.cli report summary
 echo
+.venv/bin/python -m hublab.cli report publish || fail "report publish" $?
 printf 'quickstart: done in %ss (full output: %s)\n' "$((SECONDS - T0))" "$LOG" >&2
 echo "MLflow UI: .venv/bin/mlflow ui --backend-store-uri sqlite:///mlruns/mlflow.db   (then open http://127.0.0.1:5000)"
-echo "Every LLM-free method side by side (reports/summary/methods.md): .venv/bin/dvc repro compare"
+echo "Every LLM-free method side by side: reports/summary/methods.md (recomputed by .venv/bin/dvc repro compare)"
 echo "Parameter study (thesis OFAT on reduced GV1): .venv/bin/dvc repro tune"

@@ -23,14 +23,14 @@ def need_chromium() -> None:
                 "installs it before the tests)")
 
 
-def chromium(url: str, *mode: str, timeout: float = 60) -> subprocess.CompletedProcess:
+def chromium(url: str, *mode: str, timeout: float = 60, window: str = "1400,1700") -> subprocess.CompletedProcess:
     """Headless Chromium on ``url`` with a fresh profile, no network besides the page's own requests."""
     profile = tempfile.mkdtemp(prefix="hublab-chromium-")
     try:
         args = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
                 "--disable-dev-shm-usage", "--hide-scrollbars", "--mute-audio", f"--user-data-dir={profile}",
-                f"--virtual-time-budget={BUDGET_MS}", "--window-size=1400,1700", *mode, url]
+                f"--virtual-time-budget={BUDGET_MS}", f"--window-size={window}", *mode, url]
         p = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
         assert p.returncode == 0, f"chromium exited {p.returncode}: {p.stderr[-2000:]}"
         return p
@@ -38,10 +38,10 @@ def chromium(url: str, *mode: str, timeout: float = 60) -> subprocess.CompletedP
         shutil.rmtree(profile, ignore_errors=True)
 
 
-def render(url: str, png: Path) -> str:
+def render(url: str, png: Path, *, window: str = "1400,1700") -> str:
     """Load ``url``, let the SPA fetch and render for ``BUDGET_MS`` of virtual time, save a screenshot to ``png``
-    and return the rendered DOM (one Chromium run does both)."""
-    dom = chromium(url, f"--screenshot={png}", "--dump-dom").stdout
+    and return the rendered DOM (one Chromium run does both). ``window``: "width,height" in pixels."""
+    dom = chromium(url, f"--screenshot={png}", "--dump-dom", window=window).stdout
     assert png.is_file() and png.stat().st_size > 10_000, f"no (or an empty) screenshot at {png}"
     return dom
 

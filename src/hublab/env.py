@@ -56,6 +56,9 @@ CLI_QUIET_DEFAULTS = {
     # MLflow's own INFO lines ("Creating initial MLflow database tables...", "Experiment ... does not exist.
     # Creating a new experiment."): read by MLflow when it is imported; ``-v/--verbose`` brings them back
     "MLFLOW_LOGGING_LEVEL": "WARNING",
+    # "🏃 View run … at: <url>" written to stdout for every run ended on a tracking server (a comparison ends one per
+    # row): it broke `--json` output; hublab prints the run links it means itself
+    "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true",
 }
 #: libraries whose INFO lines are their own progress, not HubLab's results: WARNING unless ``-v/--verbose``
 LIBRARY_LOGGERS = ("mlflow", "alembic", "optuna", "httpx", "matplotlib")

@@ -148,3 +148,48 @@ def test_trace_row_helper_sees_a_logged_trace(ui_run: UiRun, tmp_path: Path):
     assert_trace_rows(dom, [probe["trace_id"], question])
     with pytest.raises(AssertionError, match="traces not shown"):
         assert_trace_rows(dom, ["tr-00000000000000000000000000000000"])
+
+
+# ------------------------------------------------------------------ the committed comparison (issue #30)
+def test_the_committed_comparison_shows_its_headline_columns_and_chart(mlflow_server, mlflow_project: Path,
+                                                                        tmp_path: Path):
+    """``hublab report publish`` (the quick start's last step) logs the committed ``reports/summary/methods.csv``
+    as the comparison run; its shared view opens the runs table with the headline columns and the rows expanded
+    (the UI's default shows no metric column), and the parent run carries the chart. A second publish logs
+    nothing (a comparison is there)."""
+    import json
+    import shutil
+
+    from mlflow.tracking import MlflowClient
+
+    root = M.copy_project(mlflow_project, tmp_path / "proj")
+    shutil.copytree(M.REPO / "reports" / "summary", root / "reports" / "summary")
+    experiment = f"compare-{uuid.uuid4().hex[:8]}"
+    args = [*M.run_args("bm25", 1, experiment)[:3], "report", "publish", "--experiment", experiment, "--json"]
+    env = M.run_env(root, mlflow_server.url)
+    p = subprocess.run(args, cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and p.stdout.startswith("{"), p.stdout[-3000:] + p.stderr[-3000:]
+    out = json.loads(p.stdout)
+    assert out["published"] and out["view"].startswith("#/experiments/"), out
+    client = MlflowClient(mlflow_server.url)
+    parent = client.get_run(out["parent_run"])
+    assert parent.data.tags["hublab.source"].startswith("from the committed reports")
+    assert "from the committed reports" in parent.info.run_name
+    rows = (M.REPO / "reports/summary/methods.csv").read_text().strip().splitlines()[1:]
+    assert parent.data.tags["hublab.n_children"] == str(len(rows))
+
+    # a wide screen: the table renders only the columns in view, and MLflow's assistant panel takes a third
+    dom = render(f"{mlflow_server.url}/{out['view']}", tmp_path / "comparison.png", window="2200,1400")
+    text = visible_text(dom)
+    for column in ("hit_at_10_triples", "map_at_10_triples", "map_at_10_triples_ci_low", "triples_per_question",
+                   "thesis_map_at_10_triples"):
+        assert column in text, f"column {column} not shown; page text: {text[:2000]}"
+    assert "hublink · tuned · gv1" in text, f"the comparison's rows are not shown; page text: {text[:2000]}"
+    assert "Sort: map_at_10_triples" in text and "You're viewing a shared view" in text, text[:2000]
+    artifacts = render(f"{mlflow_server.url}/#/experiments/{parent.info.experiment_id}/runs/{parent.info.run_id}"
+                       "/artifacts", tmp_path / "comparison-artifacts.png")
+    assert "methods.png" in visible_text(artifacts), "the chart is not among the parent run's artifacts"
+
+    again = subprocess.run(args, cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0 and json.loads(again.stdout)["published"] is False, again.stdout
+    print(f"comparison view screenshot: {tmp_path / 'comparison.png'}")

@@ -108,8 +108,9 @@ def _fair(pipelines: list[Path] | None, limit: int | None, out: Path | None, bou
                           limit=limit, experiment=experiment)
     written = write_all(st, rows, out or (st.root / "reports" / "summary"), bound=bound, log=False)
     # the comparison run goes to the same experiment as its evaluation runs (write_all would log to compare-fair)
-    written["mlflow_parent"] = log_mlflow(st.root, rows, [written["csv"], written["md"], *written["figures"]],
-                                          bound=bound, experiment=experiment)
+    logged = log_mlflow(st.root, rows, [written["csv"], written["md"], *written["figures"]], bound=bound,
+                        experiment=experiment)
+    written["mlflow_parent"] = logged.parent
     if as_json:
         import json
 
@@ -119,4 +120,5 @@ def _fair(pipelines: list[Path] | None, limit: int | None, out: Path | None, bou
     con = Console()
     con.print(markdown(rows, bound=bound), markup=False, highlight=False)
     con.print(f"wrote {written['csv']}, {written['md']}, {', '.join(str(p) for p in written['figures'])}; MLflow "
-              f"comparison run {written['mlflow_parent']} (experiment {experiment})", markup=False, highlight=False)
+              f"comparison run {written['mlflow_parent']} (experiment {experiment}; its headline columns: mlflow ui, "
+              f"then {logged.view})", markup=False, highlight=False)

@@ -4,6 +4,7 @@ runs a user already has open in the MLflow UI, not add a second set beside them.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -11,6 +12,9 @@ from pathlib import Path
 
 from hublab.tracking import mlflow_log
 
+#: MLflow UI's shared views: an experiment tag ``mlflow.sharedViewState.<key>`` holding the runs page's view state
+#: (as JSON), which ``#/experiments/<id>/runs?viewStateShareKey=<key>`` opens (the UI's "share" button writes one)
+SHARED_VIEW_TAG = "mlflow.sharedViewState."
 KEY_TAG = "hublab.comparison_key"
 CHILD_TAG = "hublab.comparison_child"
 ROLE_TAG = "hublab.role"  # "comparison" on the parent
@@ -25,11 +29,49 @@ class ChildRun:
     tags: Mapping[str, str]
 
 
+@dataclass(frozen=True)
+class Logged:
+    """A logged comparison: its parent run, its experiment and, where a view was shared, the UI link's fragment."""
+
+    parent: str
+    experiment_id: str
+    view: str = ""
+
+
+def find_comparison(root: Path, experiment: str, key: str) -> str | None:
+    """The parent run id of the comparison ``key`` in ``experiment`` of the project's store, or None."""
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(mlflow_log.tracking_uri(root))
+    exp = client.get_experiment_by_name(experiment)
+    if exp is None:
+        return None
+    found = client.search_runs([exp.experiment_id], f"tags.`{KEY_TAG}` = '{key}' and tags.`{ROLE_TAG}` = "
+                               "'comparison'", max_results=1)
+    return found[0].info.run_id if found else None
+
+
+def share_view(experiment_id: str, key: str, *, columns: Iterable[str]) -> str:
+    """A shared view of the experiment's runs table with ``columns`` (metric names; the UI's default shows none),
+    its rows sorted by the first of them, highest first (sorted, the table lists child runs as rows of their own
+    instead of folded under their parent). Returns the page's URL fragment."""
+    from mlflow.tracking import MlflowClient
+
+    columns = list(columns)
+    state = {"selectedColumns": [f"metrics.`{c}`" for c in columns], "orderByKey": f"metrics.`{columns[0]}`",
+             "orderByAsc": False}
+    MlflowClient().set_experiment_tag(experiment_id, f"{SHARED_VIEW_TAG}{key}", json.dumps(state))
+    return f"#/experiments/{experiment_id}/runs?viewStateShareKey={key}"
+
+
 def log_comparison_runs(root: Path, experiment: str, *, key: str, name: str, params: Mapping[str, str],
-                        children: Mapping[str, ChildRun], files: Iterable[Path]) -> str:
-    """Log (or update) the comparison ``key``: the parent run ``name`` with ``params`` (set when it is created),
-    a FINISHED child per ``children`` entry (keyed by its child key), ``hublab.n_children`` and ``files`` as the
-    parent's artifacts. The parent ends FAILED if anything raises. Returns the parent's run id."""
+                        children: Mapping[str, ChildRun], files: Iterable[Path],
+                        tags: Mapping[str, str] | None = None, view_columns: Iterable[str] = ()) -> Logged:
+    """Log (or update) the comparison ``key``: the parent run ``name`` with ``params`` (set when it is created) and
+    ``tags`` (set every time, with the name: where its numbers come from may change), a FINISHED child per
+    ``children`` entry (keyed by its child key), ``hublab.n_children`` and ``files`` as the parent's artifacts;
+    with ``view_columns``, a shared runs-table view ``<key>`` showing them (``share_view``). The parent ends FAILED
+    if anything raises."""
     from mlflow.entities import Metric, Param, RunTag
     from mlflow.tracking import MlflowClient
     from mlflow.utils.mlflow_tags import MLFLOW_PARENT_RUN_ID, MLFLOW_RUN_NAME
@@ -40,7 +82,7 @@ def log_comparison_runs(root: Path, experiment: str, *, key: str, name: str, par
                                order_by=["attributes.start_time DESC"], max_results=1)
     if found:
         parent = found[0].info.run_id
-        client.update_run(parent, status="RUNNING")
+        client.update_run(parent, status="RUNNING", name=name)
     else:
         parent = client.create_run(exp_id, run_name=name, tags={KEY_TAG: key, ROLE_TAG: "comparison"}).info.run_id
         client.log_batch(parent, params=[Param(k, v) for k, v in params.items()])
@@ -51,15 +93,19 @@ def log_comparison_runs(root: Path, experiment: str, *, key: str, name: str, par
         for ckey, child in children.items():
             run_id = existing.get(ckey) or client.create_run(exp_id, run_name=child.name, tags={
                 MLFLOW_PARENT_RUN_ID: parent, MLFLOW_RUN_NAME: child.name}).info.run_id
-            tags = mlflow_log.safe_tags({**child.tags, CHILD_TAG: ckey, KEY_TAG: key})
+            child_tags = mlflow_log.safe_tags({**child.tags, CHILD_TAG: ckey, KEY_TAG: key})
             client.log_batch(run_id, metrics=[Metric(k, v, now, 0) for k, v in child.metrics.items()],
-                             tags=[RunTag(k, v) for k, v in tags.items()])
+                             tags=[RunTag(k, v) for k, v in child_tags.items()])
             client.set_terminated(run_id, "FINISHED")
-        client.set_tag(parent, "hublab.n_children", str(len(children)))
+        client.log_batch(parent, tags=[RunTag(k, v) for k, v in
+                                       mlflow_log.safe_tags({**(tags or {}), "hublab.n_children": str(len(children))})
+                                       .items()])
         for f in files:
             client.log_artifact(parent, str(f))
+        columns = list(view_columns)
+        view = share_view(exp_id, key, columns=columns) if columns else ""
     except BaseException:
         client.set_terminated(parent, "FAILED")
         raise
     client.set_terminated(parent, "FINISHED")
-    return parent
+    return Logged(parent, exp_id, view)

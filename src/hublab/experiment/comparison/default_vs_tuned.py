@@ -17,7 +17,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,6 +28,9 @@ from hublab.experiment.comparison import tables
 from hublab.experiment.comparison.thesis import Thesis
 from hublab.pipeline.config import PipelineConfig, load_pipeline
 from hublab.retrievers.registry import default_pipelines
+
+if TYPE_CHECKING:  # the tracking layer's MLflow imports load when a comparison is logged
+    from hublab.tracking.comparison_runs import Logged
 
 GRAPHS = (("gv1", "gv1"), (ORKG_GRAPH, ORKG_GRAPH))  # (graph, dataset)
 TUNING_SET = "reduced_gv1"
@@ -321,12 +324,19 @@ def plot_data(rows: list[Row], out_dir: Path) -> list[Path]:
     return paths
 
 
+#: the runs-table columns of the comparison's shared view (the UI shows no metric column by default)
+VIEW_COLUMNS = (names.MAP_AT_10, f"{names.MAP_AT_10}_ci_low", f"{names.MAP_AT_10}_ci_high", names.HITS_AT_10,
+                "triples_per_question", "thesis_map_at_10_triples")
+COMPUTED = "computed by hublab report compare (dvc repro compare)"
+
+
 def log_mlflow(root: Path, rows: list[Row], files: list[Path], *, bound: int = BOUND,
-               experiment: str = EXPERIMENT) -> str:
+               experiment: str = EXPERIMENT, source: str = COMPUTED) -> Logged:
     """One parent run (``hublab.role=comparison``, the table, CSV and chart as artifacts) with one child per
     method, configuration, graph and question set (tags ``config``, ``method``, ``graph``, ``subset``, the tuned
-    child's ``optuna_study``; rounded metrics and CI ends; a link to the full evaluation run). Rerunning updates
-    the same parent and children."""
+    child's ``optuna_study``; rounded metrics and CI ends; a link to the full evaluation run), a shared runs-table
+    view with the headline columns (``VIEW_COLUMNS``), and the parent's ``hublab.source`` saying where the numbers
+    come from (``source``; a name suffix unless computed). Rerunning updates the same parent and children."""
     from hublab.tracking.comparison_runs import ChildRun, log_comparison_runs
 
     children = {}
@@ -348,9 +358,10 @@ def log_mlflow(root: Path, rows: list[Row], files: list[Path], *, bound: int = B
         children[f"{r.method}/{r.config}/{r.graph}/{r.subset}"] = ChildRun(name, metrics, tags)
     params = {"bound": str(bound), "tuning_set": TUNING_SET, "test": TEST_NAME[:500],
               "ci": "95% percentile bootstrap, 10000 resamples, seed 0"}
-    return log_comparison_runs(root, experiment, key=f"fair-bound{bound}",
-                               name=f"fair comparison (≤{bound} triples/question)", params=params, children=children,
-                               files=files)
+    name = f"fair comparison (≤{bound} triples/question)" + ("" if source == COMPUTED else f" · {source}")
+    return log_comparison_runs(root, experiment, key=f"fair-bound{bound}", name=name, params=params,
+                               children=children, files=files, tags={"hublab.source": source},
+                               view_columns=VIEW_COLUMNS)
 
 
 def write_all(st: Settings, rows: list[Row], out_dir: Path, *, bound: int = BOUND, log: bool = True) -> dict[str, Any]:
@@ -358,5 +369,5 @@ def write_all(st: Settings, rows: list[Row], out_dir: Path, *, bound: int = BOUN
     csv_path, md = tables.write_report(out_dir, "methods", markdown(rows, bound=bound), csv_rows(rows))
     figs = chart(rows, out_dir, bound=bound)
     data = plot_data(rows, out_dir)
-    parent = log_mlflow(st.root, rows, [csv_path, md, *figs], bound=bound) if log else ""
+    parent = log_mlflow(st.root, rows, [csv_path, md, *figs], bound=bound).parent if log else ""
     return {"csv": csv_path, "md": md, "figures": figs, "plot_data": data, "mlflow_parent": parent}

@@ -182,4 +182,5 @@ def log_comparison(root: Path, experiment: str, graph: str, dataset: str, pipeli
                 **(thesis_children(thesis, graph) if thesis is not None else {})}
     return log_comparison_runs(root, experiment, key=comparison_key(graph, dataset, pipelines, limit,
                                                                     max_output_triples),
-                               name=f"comparison {graph}/{dataset}", params=params, children=children, files=files)
+                               name=f"comparison {graph}/{dataset}", params=params, children=children,
+                               files=files).parent
