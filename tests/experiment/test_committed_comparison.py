@@ -50,3 +50,10 @@ def test_publish_logs_the_committed_comparison_once(tmp_path: Path, monkeypatch)
     assert best.info.run_name.startswith("hublink · ") and best.data.metrics["triples_per_question"] == 20.0
     assert {a.path for a in client.list_artifacts(logged.parent)} >= {"methods.csv", "methods.png"}
     assert publish_committed(settings(), experiment="compare-committed") is None
+    # `dvc repro compare` afterwards updates the same parent, which then says its numbers were computed
+    from hublab.experiment.comparison.default_vs_tuned import COMPUTED, log_mlflow
+
+    again = log_mlflow(root, rows_from_csv(TABLE), [], experiment="compare-committed")
+    assert again.parent == logged.parent
+    recomputed = client.get_run(logged.parent)
+    assert recomputed.data.tags["hublab.source"] == COMPUTED and "committed" not in recomputed.info.run_name
