@@ -234,3 +234,31 @@ def test_a_study_is_not_joined_with_another_search_space(tmp_path):
     # the same space joins (a top-up of the same study)
     run_study(StudySpec("s", "tpe", storage=storage, n_trials=3, space=space_record(SPACE)), BASE, SPACE, ev)
     assert len(ev.calls) == 1
+
+
+def test_a_trial_whose_worker_died_before_its_first_heartbeat_is_retried(tmp_path):
+    """A worker killed between taking a trial (RUNNING) and its heartbeat thread's first beat leaves a trial with no
+    heartbeat at all, which Optuna's own stale check skips: the next worker waited for it forever (a fresh-clone CI
+    run hung so, in the kill -9 test). Now the next worker gives it a heartbeat, judges it stale after the grace
+    period, and runs the retry: the study finishes, that trial FAIL once and COMPLETE once."""
+    import dataclasses
+    import threading
+
+    from hublab.tuning.study import open_study
+
+    spec = StudySpec("silent", "ofat", storage=f"sqlite:///{tmp_path}/s.db", heartbeat_interval=1, grace_period=2)
+    run_study(dataclasses.replace(spec, n_trials=1), BASE, SPACE, Counting())  # one trial run, the rest queued
+    dead = open_study(spec)
+    taken = dead.ask()  # popped to RUNNING, and the "worker" is gone before any heartbeat
+    assert dead.trials[taken.number].state == optuna.trial.TrialState.RUNNING
+
+    out: dict = {}
+    rerun = threading.Thread(target=lambda: out.update(res=run_study(spec, BASE, SPACE, Counting())), daemon=True)
+    rerun.start()
+    rerun.join(timeout=120)
+    assert not rerun.is_alive(), "the rerun waited for the dead worker's trial (no heartbeat) and never finished"
+    res = out["res"]
+    key = taken.user_attrs["ofat_key"]
+    states = [(t.user_attrs["ofat_key"], t.state.name) for t in res.study.trials]
+    assert states.count((key, "FAIL")) == 1 and states.count((key, "COMPLETE")) == 1, states
+    assert "RUNNING" not in {s for _, s in states} and not res.pending

@@ -3,7 +3,10 @@
 * Heartbeats: every running trial records a heartbeat; a trial whose worker stopped beating for
   ``grace_period`` seconds is marked FAIL by whichever worker looks next, and
   ``RetryHeartbeatStaleTrialCallback(max_retry)`` (formerly ``RetryFailedTrialCallback``) puts a copy back
-  into the queue, so another worker (or the rerun) runs it. Live workers' trials are never touched.
+  into the queue, so another worker (or the rerun) runs it. Live workers' trials are never touched. A trial
+  whose worker died before its first heartbeat (between taking the trial and starting the heartbeat thread) has
+  no heartbeat at all, which Optuna never judges stale: the first worker that looks gives it one
+  (:meth:`StudyStorage._get_stale_trial_ids`), so it goes stale after the grace period like any other.
 * ``planned_only``: for OFAT studies a worker may only *take* enqueued trials; when the queue is empty
   Optuna would otherwise create a fresh, sampled (= unplanned, possibly duplicate) trial. With the flag set
   that attempt raises :class:`NoPlannedTrialLeft` before any trial is created.
@@ -23,7 +26,7 @@ from typing import Any
 
 import optuna
 from optuna.storages import RDBStorage
-from optuna.trial import FrozenTrial
+from optuna.trial import FrozenTrial, TrialState
 
 DEFAULT_HEARTBEAT_S = 30
 DEFAULT_GRACE_S = 120
@@ -53,6 +56,34 @@ class StudyStorage(RDBStorage):
             super().__init__(url, engine_kwargs=engine_kwargs, heartbeat_interval=heartbeat_interval,
                              grace_period=grace_period, heartbeat_stale_trial_callback=callback)
         self.planned_only: set[int] = set()  # study ids
+
+    def _get_stale_trial_ids(self, study_id: int) -> list[int]:
+        """Optuna's stale trials, after giving every RUNNING trial of the study that has no heartbeat one now.
+
+        Optuna skips a RUNNING trial with no heartbeat row (by design: its own test says so). A worker killed
+        after ``study.ask()`` took a trial and before the heartbeat thread's first beat leaves exactly that, and
+        every later worker then waited for it forever (the kill -9 test caught it once in a fresh-clone CI run:
+        the rerun hung on trial 0). The beat is the database's clock, as Optuna's; a live worker's own thread
+        overwrites it within a heartbeat interval, a dead worker's goes stale after ``grace_period``."""
+        self._beat_silent_trials(study_id)
+        return super()._get_stale_trial_ids(study_id)
+
+    def _beat_silent_trials(self, study_id: int) -> None:
+        from optuna.storages._rdb import models  # Optuna's table models: no public query for this
+
+        session = self.scoped_session()
+        try:
+            silent = [tid for (tid,) in session.query(models.TrialModel.trial_id)
+                      .outerjoin(models.TrialHeartbeatModel)
+                      .filter(models.TrialModel.study_id == study_id,
+                              models.TrialModel.state == TrialState.RUNNING,
+                              models.TrialHeartbeatModel.trial_heartbeat_id.is_(None))]
+            session.commit()
+        except Exception:
+            session.rollback()
+            raise
+        for trial_id in silent:
+            self.record_heartbeat(trial_id)  # a race with the worker's first beat is a duplicate key, ignored
 
     # Optuna's Study.ask() creates a trial without a template when the queue is empty; enqueue_trial and
     # the retry callback always pass one. (_CachedStorage calls _create_new_trial on its backend.)
