@@ -70,6 +70,21 @@ def project(tmp_path: Path, shared: Path, gv3_orkg_graph, monkeypatch) -> Path:
     return root
 
 
+_STARTED: list[subprocess.Popen] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_worker_outlives_its_test():
+    """Kill the ``hublab tune`` workers a test started and left running: a failed wait or ``finish`` timeout left one
+    (a fresh-clone CI run: a worker waiting on a trial with no heartbeat ran on after the suite ended)."""
+    yield
+    while _STARTED:
+        proc = _STARTED.pop()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def tune(root: Path, study: str, *extra: str, delay: float = 0.0) -> subprocess.Popen:
     env = {**os.environ, "HUBLAB_ROOT": str(root), "TUNE_TRIAL_DELAY": str(delay),
            "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
@@ -81,6 +96,7 @@ def tune(root: Path, study: str, *extra: str, delay: float = 0.0) -> subprocess.
     with log.open("w") as fh:
         proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=fh, stderr=subprocess.STDOUT, text=True)
     proc.log = log  # type: ignore[attr-defined]
+    _STARTED.append(proc)
     return proc
 
 
