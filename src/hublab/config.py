@@ -21,8 +21,13 @@ ORKG_GRAPH = "gv3_orkg"
 GRAPH_NAMES = ("gv1", "gv2", "gv3", "gv4", ORKG_GRAPH)
 
 
+#: the checkout this package was installed from (an editable install: src/hublab/ -> the repo root)
+_INSTALLED_FROM = Path(__file__).resolve().parents[2]
+
+
 def project_root() -> Path:
-    """The repo root: $HUBLAB_ROOT, else the nearest parent holding params.yaml, else the cwd."""
+    """The repo root: $HUBLAB_ROOT, else the nearest parent of the cwd holding params.yaml, else the checkout HubLab
+    is installed from (so ``hublab run … --graph my.ttl`` works from a folder of the user's own), else the cwd."""
     env = os.environ.get("HUBLAB_ROOT")
     if env:
         return Path(env).resolve()
@@ -30,6 +35,8 @@ def project_root() -> Path:
     for p in (here, *here.parents):
         if (p / "params.yaml").exists():
             return p
+    if (_INSTALLED_FROM / "params.yaml").is_file() and (_INSTALLED_FROM / "pipelines").is_dir():
+        return _INSTALLED_FROM
     return here
 
 

@@ -461,9 +461,12 @@ def device_problem(device: str) -> str | None:
 
 def check_run(pipeline: Path, graph: str, dataset: str | None, *, settings: Any, experiment: str | None = None,
               output: Path | None = None, report_dir: Path | None = None, stats_out: Path | None = None,
-              llm_base_url: str | None = None, tracking: bool = True, strict: bool = False) -> Checked:
+              llm_base_url: str | None = None, tracking: bool = True, strict: bool = False,
+              hub_types: list[str] | None = None) -> Checked:
     """Everything ``hublab run`` / ``index`` / ``ask`` can refuse without doing any work; raises ``InputErrors``.
-    ``strict``: a user's KGQA file whose golden ids are not all in the graph is refused (else a warning)."""
+    ``strict``: a user's KGQA file whose golden ids are not all in the graph is refused (else a warning).
+    ``hub_types`` (``--hub-type``, else the graph's declared ones) set HubLink's ``hub_types`` in the loaded config;
+    a hub type without instances in the graph is refused, naming the graph's most frequent types."""
     from hublab.pipeline.config import load_pipeline
 
     errors: list[InputError] = []
@@ -484,8 +487,13 @@ def check_run(pipeline: Path, graph: str, dataset: str | None, *, settings: Any,
             out.cfg = _catch(errors, load_pipeline, pipeline)
         if out.cfg is not None:
             errors.extend(config_value_problems(out.cfg))
-    graph_ok = _catch(errors, settings.graph_file, graph) is not None
+    from hublab.pipeline.resources import graph_source
+
+    source = _catch(errors, graph_source, graph, settings)
+    graph_ok = source is not None
     if out.cfg is not None and graph_ok:
+        _catch(errors, apply_hub_types, out.cfg, hub_types or [], source, settings)
+    if out.cfg is not None and graph_ok and not errors:
         damaged = lite_index_problem(out.cfg, graph, pipeline, settings)
         if damaged is not None:
             errors.append(damaged)
@@ -520,25 +528,60 @@ def check_run(pipeline: Path, graph: str, dataset: str | None, *, settings: Any,
     return out
 
 
+def apply_hub_types(cfg: Any, given: list[str], source: Any, settings: Any) -> None:
+    """Set the retriever's ``hub_types`` from ``--hub-type`` (or the graph's declared hub types), then check that
+    each hub type it will use has instances in the graph (loaded here: the run loads it next anyway)."""
+    from hublab.graph.base import PAPER_TYPE
+    from hublab.graph.profile import hub_type_problem
+    from hublab.graph.vocabulary import normalise_type
+    from hublab.pipeline.resources import load_graph
+    from hublab.retrievers.registry import get_retriever_class
+
+    takes = "hub_types" in get_retriever_class(cfg.retriever_type).declared_params()
+    wanted = [normalise_type(h) for h in given] or list(source.hub_types)
+    if given and not takes:
+        raise InputError(f"--hub-type applies to methods with hub types (HubLink); {cfg.retriever_type!r} has none",
+                         field="--hub-type")
+    if not takes:
+        return
+    if wanted:
+        cfg.retriever_params["hub_types"] = wanted
+    if source.builtin and not Path(source.location).exists():
+        return  # not built yet: the runner says so
+    types = list(cfg.retriever_params.get("hub_types") or [PAPER_TYPE])
+    why = hub_type_problem(load_graph(source.arg, settings), types, source.shown)
+    if why:
+        raise InputError(why, field="--hub-type" if given or not source.builtin else "retriever.hub_types")
+
+
 def golden_id_check(out: Checked, pairs: list, dataset: str, graph: str, settings: Any, strict: bool) -> None:
     """A user's KGQA file (a built-in set is remapped to its graph when built): golden ids written for another graph
     are refused (``check_golden_ids``); rows naming ids the graph lacks are a warning with the count and the rows,
     or, with ``strict``, refused (each such triple can never be retrieved: a silent 0 on it otherwise)."""
-    from hublab.datasets.catalog import check_golden_ids, is_dataset_file, rows_with_missing_golden_ids
-    from hublab.pipeline.resources import load_graph
+    from hublab.datasets.catalog import (
+        check_golden_ids,
+        is_dataset_file,
+        resolve_statements,
+        rows_with_missing_golden_ids,
+    )
+    from hublab.pipeline.resources import graph_source, load_graph
 
-    if not is_dataset_file(dataset) or not settings.graph_file(graph).exists():
+    src = graph_source(graph, settings)
+    if not is_dataset_file(dataset) or (src.builtin and not Path(src.location).exists()):
         return  # a graph not built yet is the runner's one line ("run `dvc repro`"), not this check's
     kg = load_graph(graph, settings)
+    pairs, lacking = resolve_statements(pairs, kg)
     check_golden_ids(pairs, kg, dataset=dataset, graph_name=graph)
     missing = rows_with_missing_golden_ids(pairs, kg)
+    for row, statements in lacking.items():
+        missing.setdefault(row, []).extend(statements)
     if not missing:
         return
     shown = "; ".join(f"row {r}: {', '.join(ids[:3])}{' …' if len(ids) > 3 else ''}"
                       for r, ids in list(missing.items())[:5])
     more = f"; and {len(missing) - 5} more rows" if len(missing) > 5 else ""
-    what = (f"{len(missing)} of {len(pairs)} questions name golden triple ids that are not in graph {graph!r} "
-            f"({shown}{more}): those triples can never be retrieved")
+    what = (f"{len(missing)} of {len(pairs)} questions name golden triple ids (or statements) that are not in graph "
+            f"{graph!r} ({shown}{more}): those triples can never be retrieved")
     if strict:
         raise InputError(f"{what} (--strict)", file=dataset, row=next(iter(missing)), field="golden_triples")
     out.warnings.append(f"dataset {dataset}: {what}, so these rows score as if unanswerable on them (--strict "

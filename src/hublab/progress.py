@@ -79,3 +79,26 @@ def want_progress(flag: bool | None) -> bool:
         return sys.stderr.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+class _BytesBar:
+    """A started rich bar over a byte count (reading a large file); ``update(pos)``, then ``close()``."""
+
+    def __init__(self, what: str, total: int, console: Any = None) -> None:
+        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self._progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), DownloadColumn(),
+                                  TimeRemainingColumn(), console=_console(console))
+        self._task = self._progress.add_task(what, total=total)
+        self._progress.start()
+
+    def update(self, pos: int) -> None:
+        self._progress.update(self._task, completed=pos)
+
+    def close(self) -> None:
+        self._progress.stop()
+
+
+def bytes_bar(what: str, total: int, *, console: Any = None) -> _BytesBar:
+    """A bar over ``total`` bytes, started (the caller decided that progress is shown)."""
+    return _BytesBar(what, total, console)

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from hublab.cli.app import AS_JSON, LLM_BASE_URL, LLM_MODEL, StrictCommand, app, use_llm_endpoint
+from hublab.cli.app import AS_JSON, GRAPH_HELP, HUB_TYPE, LLM_BASE_URL, LLM_MODEL, StrictCommand, app, use_llm_endpoint
 from hublab.config import settings
 from hublab.preflight import check_llm, check_run, print_warnings
 
@@ -17,7 +17,8 @@ from hublab.preflight import check_llm, check_run, print_warnings
 def ask_cmd(
     question: str = typer.Argument(..., help="The question."),
     pipeline: Path = typer.Option(..., "--pipeline", help="Pipeline YAML, or its name (hublab list)."),
-    graph: str = typer.Option(..., "--graph", help="Graph name."),
+    graph: str = typer.Option(..., "--graph", help=GRAPH_HELP),
+    hub_type: list[str] | None = HUB_TYPE,
     topic_entity: str | None = typer.Option(None, "--topic-entity", help="Entry entity id (e.g. R659055)."),
     top: int = typer.Option(10, "--top", help="How many supporting triples to print."),
     llm_base_url: str | None = LLM_BASE_URL,
@@ -28,7 +29,8 @@ def ask_cmd(
     from hublab.pipeline.pipeline import build_pipeline  # local: retrievers and their libraries (~0.25 s)
 
     use_llm_endpoint(llm_base_url, llm_model)
-    checked = check_run(pipeline, graph, None, settings=settings(), llm_base_url=llm_base_url, tracking=False)
+    checked = check_run(pipeline, graph, None, settings=settings(), llm_base_url=llm_base_url, tracking=False,
+                        hub_types=hub_type)
     checked.warnings[:0] = check_llm(checked.cfg)  # key, server and model before the index and models load
     print_warnings(checked.warnings)
     pipe = build_pipeline(checked.cfg, graph)

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import typer
 
-from hublab.cli.app import data_app, graph_app
+from hublab.cli.app import GRAPH_HELP, data_app, graph_app
 from hublab.errors import InputError
+from hublab.progress import want_progress
 
 
 @data_app.command("graphs")
@@ -36,20 +37,18 @@ def graphs_cmd(
                    f"{st['triples']} triples, {st['entities']} entities -> {shown}")
 
 
-def _load(path: Path):
-    from hublab.graph.compare import load_graph
+def load_any(graph: Path | str):
+    """Any graph ``--graph`` accepts (a built-in or declared name, an RDF file, a SPARQL endpoint URL)."""
+    from hublab.config import settings
+    from hublab.pipeline.resources import load_graph
 
-    if not path.exists():
-        raise InputError("graph file not found", file=str(path))
-    if path.suffix not in (".ttl", ".json"):
-        raise InputError("expected a Turtle (.ttl) or ORKG export (.json) file", file=str(path))
-    return load_graph(path)
+    return load_graph(str(graph), settings(), progress=want_progress(None))
 
 
 @graph_app.command("compare")
 def compare_cmd(
-    candidate: Path = typer.Argument(..., help="graph to check (.ttl or ORKG export .json)"),
-    reference: Path = typer.Argument(..., help="reference graph (.ttl or ORKG export .json)"),
+    candidate: str = typer.Argument(..., help="graph to check (" + GRAPH_HELP + ")"),
+    reference: str = typer.Argument(..., help="reference graph (the same kinds)"),
     as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
     scope: str = typer.Option("papers", help="papers: only what hangs off Paper nodes (drops export noise); all"),
     sample: int = typer.Option(10, help="how many missing/extra triples to show"),
@@ -59,7 +58,7 @@ def compare_cmd(
 
     if scope not in ("papers", "all"):
         raise typer.BadParameter("expected 'papers' or 'all'", param_hint="--scope")
-    result = compare_graphs(_load(candidate), _load(reference), scope=scope, sample=sample)
+    result = compare_graphs(load_any(candidate), load_any(reference), scope=scope, sample=sample)
     if as_json:
         typer.echo(json.dumps(result, ensure_ascii=False, indent=2))
         return
@@ -67,7 +66,7 @@ def compare_cmd(
     from rich.table import Table
 
     console = Console()
-    table = Table(title=f"{candidate.name} vs {reference.name} (scope: {scope})")
+    table = Table(title=f"{Path(candidate).name} vs {Path(reference).name} (scope: {scope})")
     table.add_column("measure")
     table.add_column("value", justify="right")
     for key in ("precision", "recall", "jaccard"):
@@ -86,13 +85,13 @@ def compare_cmd(
 
 @graph_app.command("stats")
 def stats_cmd(
-    graph_file: Path = typer.Argument(..., help="graph (.ttl or ORKG export .json)"),
+    graph_file: str = typer.Argument(..., help=GRAPH_HELP),
     as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
 ) -> None:
     """Triples, entities, papers, contributions, depth and predicate counts of a graph file."""
     from hublab.graph.compare import graph_stats
 
-    st = graph_stats(_load(graph_file))
+    st = graph_stats(load_any(graph_file))
     if as_json:
         typer.echo(json.dumps(st, ensure_ascii=False, indent=2))
         return
@@ -113,3 +112,4 @@ def stats_cmd(
     for p, n in st["predicates"].items():
         preds.add_row(p, str(n))
     console.print(preds)
+

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from hublab.cli.app import LLM_BASE_URL, LLM_MODEL, StrictCommand, app, use_llm_endpoint
+from hublab.cli.app import GRAPH_HELP, HUB_TYPE, LLM_BASE_URL, LLM_MODEL, StrictCommand, app, use_llm_endpoint
 from hublab.config import project_root, settings
 from hublab.errors import HubLabError
 from hublab.graph.snapshot import write_provenance
@@ -17,7 +17,8 @@ from hublab.preflight import check_run, print_warnings
 @app.command("index", cls=StrictCommand)
 def index_cmd(
     pipeline: Path = typer.Option(..., "--pipeline", help="Pipeline YAML, or its name (hublab list)."),
-    graph: str = typer.Option(..., "--graph", help="Graph name."),
+    graph: str = typer.Option(..., "--graph", help=GRAPH_HELP),
+    hub_type: list[str] | None = HUB_TYPE,
     stats_out: Path | None = typer.Option(None, "--stats", help="Write index stats JSON here (DVC metrics)."),
     llm_base_url: str | None = LLM_BASE_URL,
     llm_model: str | None = LLM_MODEL,
@@ -29,7 +30,7 @@ def index_cmd(
 
     use_llm_endpoint(llm_base_url, llm_model)
     checked = check_run(pipeline, graph, None, settings=settings(), stats_out=stats_out, llm_base_url=llm_base_url,
-                        tracking=False)
+                        tracking=False, hub_types=hub_type)
     print_warnings(checked.warnings)
     stats = build_index(checked.cfg, graph, progress=progress)
     typer.echo(json.dumps(stats, indent=1, default=str))

@@ -8,7 +8,16 @@ from pathlib import Path
 
 import typer
 
-from hublab.cli.app import AS_JSON, LLM_BASE_URL, LLM_MODEL, StrictCommand, app, use_llm_endpoint
+from hublab.cli.app import (
+    AS_JSON,
+    GRAPH_HELP,
+    HUB_TYPE,
+    LLM_BASE_URL,
+    LLM_MODEL,
+    StrictCommand,
+    app,
+    use_llm_endpoint,
+)
 from hublab.cli.run_output import estimate_json, print_summary, run_estimate, write_atomic, write_outputs
 from hublab.config import settings
 from hublab.errors import InputError
@@ -24,8 +33,9 @@ RUN_HELP = "\n".join([
     "prints an estimate of its tokens and cost; --dry-run prints only the estimate.",
     "",
     "Your own questions: --dataset my_questions.csv (or .jsonl) needs only the columns uid, question and "
-    "golden_triples (the thesis's triple strings, with ids of the --graph); every other thesis column is "
-    "optional (docs/datasets.md). Three rows, on --graph gv3_orkg:",
+    "golden_triples (the thesis's triple strings, with ids of the --graph, or N-Triples statements "
+    "'<s> <p> <o> .'); every other thesis column is optional (docs/datasets.md). Your own graph: --graph "
+    "my.ttl or a SPARQL endpoint URL (docs/your-graph.md). Three rows, on --graph gv3_orkg:",
     "",
     "\b",
     "uid,question,golden_triples",
@@ -42,7 +52,8 @@ RUN_HELP = "\n".join([
 @app.command("run", cls=StrictCommand, help=RUN_HELP)
 def run_cmd(
     pipeline: Path = typer.Argument(..., help="Pipeline YAML, or its name (hublab list): pipelines/NAME.yaml."),
-    graph: str = typer.Option(..., "--graph", help="gv1..gv4 or gv3_orkg."),
+    graph: str = typer.Option(..., "--graph", help=GRAPH_HELP),
+    hub_type: list[str] | None = HUB_TYPE,
     dataset: str = typer.Option(..., "--dataset", help="gv1..gv4, gv3_orkg, reduced_gv1, or your own .csv/.jsonl "
                                 "(columns uid, question, golden_triples; see below)."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N questions."),
@@ -74,7 +85,8 @@ def run_cmd(
         raise InputError("--dry-run runs no question, so there is no report to write; drop --report-dir (--output "
                          "receives the estimate as JSON)", field="--report-dir")
     checked = check_run(pipeline, graph, dataset, settings=st, experiment=experiment, output=output,
-                        report_dir=report_dir, llm_base_url=llm_base_url, tracking=not dry_run, strict=strict)
+                        report_dir=report_dir, llm_base_url=llm_base_url, tracking=not dry_run, strict=strict,
+                        hub_types=hub_type)
     check_search_space(checked.cfg)
     # the run, decided once: everything below (estimate, runner, report) reads it from here
     show = bool(progress) if as_json and progress is None else want_progress(progress)

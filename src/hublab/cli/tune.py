@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from hublab.cli.app import app, pipeline_arg
+from hublab.cli.app import GRAPH_HELP, HUB_TYPE, app, pipeline_arg
 from hublab.cli.tune_checks import check_tune_inputs
 
 
@@ -20,7 +20,8 @@ def tune_cmd(
     study: str = typer.Option(..., "--study", help="Study name (resumes, or joins, if it exists in the storage)."),
     mode: str = typer.Option("ofat", "--mode", help="ofat | tpe | nsga2"),
     dataset: str = typer.Option("reduced_gv1", "--dataset", help="Dataset name (thesis: reduced_gv1)."),
-    graph: str | None = typer.Option(None, "--graph", help="Graph (default: the dataset's graph)."),
+    graph: str | None = typer.Option(None, "--graph", help="Graph (default: the dataset's graph). " + GRAPH_HELP),
+    hub_type: list[str] | None = HUB_TYPE,
     storage: str | None = typer.Option(None, "--storage", help="Optuna RDB URL (default sqlite:///mlruns/optuna.db)."),
     n_trials: int | None = typer.Option(
         None, "--n-trials",
@@ -60,14 +61,39 @@ def tune_cmd(
     pipeline = pipeline_arg(pipeline)  # a path, or a name as `hublab list` prints it
     check_tune_inputs(problems, pipeline=pipeline, objectives=chosen, storage=storage)
     raise_all(problems)
+    overrides = hub_type_overrides(pipeline, graph, dataset, hub_type or [])
     outcome = run_tune(TuneRequest(
         pipeline=pipeline, study=study, mode=mode, dataset=dataset, graph=graph, storage=storage, n_trials=n_trials,
         objectives=chosen, thesis_params=thesis_params,
         limit=limit, seed=seed, carbon=carbon, output_dir=output_dir, heartbeat_interval=heartbeat,
-        grace_period=grace, progress=progress, index_dir=index_dir, fresh=fresh, experiment=experiment))
+        grace_period=grace, progress=progress, index_dir=index_dir, fresh=fresh, experiment=experiment,
+        base_overrides=overrides))
     con = Console()
     for line in outcome.summary():
         con.print(line, markup=False, highlight=False)
+
+
+def hub_type_overrides(pipeline: Path, graph: str | None, dataset: str, given: list[str]) -> dict[str, list[str]]:
+    """``--hub-type`` (or the graph's declared hub types) as the study's base override of HubLink's ``hub_types``;
+    refused for a method without hub types, as ``hublab run`` refuses it."""
+    from hublab.config import settings
+    from hublab.errors import InputError
+    from hublab.graph.vocabulary import normalise_type
+    from hublab.pipeline.config import load_pipeline
+    from hublab.pipeline.resources import graph_source
+    from hublab.retrievers.registry import get_retriever_class
+
+    st = settings()
+    cfg = load_pipeline(st.pipeline_file(pipeline))
+    takes = "hub_types" in get_retriever_class(cfg.retriever_type).declared_params()
+    if given and not takes:
+        raise InputError(f"--hub-type applies to methods with hub types (HubLink); {cfg.retriever_type!r} has none",
+                         field="--hub-type")
+    if not takes:
+        return {}
+    name = graph or st.graph_for_dataset(dataset)
+    wanted = [normalise_type(h) for h in given] or list(graph_source(name, st).hub_types)
+    return {"retriever.params.hub_types": wanted} if wanted else {}
 
 
 @app.command("tune-all")

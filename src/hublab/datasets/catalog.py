@@ -11,7 +11,7 @@ from pathlib import Path
 
 from hublab.config import Settings
 from hublab.datasets.kgqa_csv import load_kgqa_csv, unparseable_golden
-from hublab.datasets.model import QAPair, read_jsonl
+from hublab.datasets.model import QAPair, is_statement, parse_statement, read_jsonl
 from hublab.errors import InputError
 from hublab.graph.base import KnowledgeGraph
 from hublab.graph.model import TripleParseError, parse_triple_string
@@ -93,6 +93,37 @@ def load_dataset(st: Settings, name: str) -> list[QAPair]:
         raise InputError(f"unknown dataset {name!r}; valid: {', '.join(valid)} or a path to a .csv/.jsonl file",
                          field="--dataset")
     return read_jsonl(st.dataset_file(name))
+
+
+def resolve_statements(pairs: list[QAPair], graph: KnowledgeGraph) -> tuple[list[QAPair], dict[int, list[str]]]:
+    """``pairs`` with every golden N-Triples statement replaced by the graph's triple string for it, and 1-based row
+    -> the statements the graph lacks (rendered from their terms, so they stay in the row, where they can never be
+    retrieved: the same rule as golden ids the graph lacks). Pairs without statements are returned as they are."""
+    from dataclasses import replace
+
+    from hublab.graph.vocabulary import local_name, node_uid
+
+    out: list[QAPair] = []
+    missing: dict[int, list[str]] = {}
+    for i, p in enumerate(pairs, start=1):
+        if not any(is_statement(g) for g in p.golden_triples):
+            out.append(p)
+            continue
+        golden: list[str] = []
+        for g in p.golden_triples:
+            if not is_statement(g):
+                golden.append(g)
+                continue
+            s, pr, o = parse_statement(g)
+            found = graph.triple_for_statement(s, pr, o) if hasattr(graph, "triple_for_statement") else None
+            if found is not None:
+                golden.append(found.render())
+                continue
+            missing.setdefault(getattr(p, "row", None) or i, []).append(g.strip())
+            golden.append(f"({node_uid(s)}:{local_name(str(s))}, {local_name(str(pr))}, {node_uid(o)}:"
+                          f"{o if o.__class__.__name__ == 'Literal' else local_name(str(o))})")
+        out.append(replace(p, golden_triples=golden))
+    return out, missing
 
 
 def _golden_ids(pair: QAPair) -> list[str]:

@@ -2,7 +2,8 @@
 model both loaders apply (``check_row``): the CSV loader after parsing its cells, the JSONL loader on each object.
 
 Field names follow the thesis CSV (21 columns) with Python-friendly names; ``golden_triples`` are
-canonical triple strings of the dataset's graph.
+canonical triple strings of the dataset's graph, or N-Triples statements (``<s> <p> <o> .``) that a run
+turns into the graph's triple strings (``datasets/catalog.py::resolve_statements``).
 """
 
 from __future__ import annotations
@@ -65,6 +66,31 @@ def unparseable_golden(triples: list[str]) -> list[str]:
     return [t for t in triples if t == MISSING_TRIPLE]
 
 
+def is_statement(text: str) -> bool:
+    """Whether a golden triple is written as an N-Triples statement (``<s> <p> <o> .``) rather than the thesis's
+    ``(id:label, predicate, id:label)`` string."""
+    return text.lstrip().startswith(("<", "_:"))
+
+
+def parse_statement(text: str) -> tuple:
+    """The (subject, predicate, object) RDF terms of one N-Triples statement; TripleParseError when it is not one."""
+    from rdflib import Graph
+
+    line = text.strip()
+    if not line.endswith("."):
+        line += " ."
+    g = Graph()
+    try:
+        g.parse(data=line + "\n", format="nt")
+    except Exception as exc:  # noqa: BLE001 - rdflib's N-Triples parser raises several kinds
+        raise TripleParseError(f"not an N-Triples statement ('<s> <p> <o> .'): {' '.join(str(exc).split())[:160]}") \
+            from None
+    found = list(g)
+    if len(found) != 1:
+        raise TripleParseError(f"expected one N-Triples statement, found {len(found)}")
+    return found[0]
+
+
 def _type_problem(name: str, value: Any) -> str | None:
     """What is wrong with one field's value, or None."""
     if name in _LIST_FIELDS:
@@ -103,7 +129,10 @@ def check_row(fields: dict[str, Any], *, file: str, row: int) -> QAPair:
         if t == MISSING_TRIPLE:
             continue
         try:
-            parse_triple_string(t)
+            if is_statement(t):
+                parse_statement(t)
+            else:
+                parse_triple_string(t)
         except TripleParseError as exc:
             raise InputError(f"golden triple {i}: {exc}", file=file, row=row, field="golden_triples") from exc
     text_or_empty = {k: ("" if k in ("golden_answer", "notes") and v is None else v) for k, v in fields.items()}

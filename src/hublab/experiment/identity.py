@@ -98,10 +98,10 @@ class RunIdentity:
         return {**asdict(self), "run_identity": self.run_id, "scope": self.scope, "full": self.full}
 
 
-def run_identity(config_hash: str, graph_file: Path, dataset_file: Path, *, graph: str, dataset: str,
+def run_identity(config_hash: str, graph_digest: str, dataset_file: Path, *, graph: str, dataset: str,
                  limit: int | None, n_questions: int, n_total: int, experiment: str) -> RunIdentity:
     code = code_version()
     # a limit that covers the whole dataset is the full run: same identity as no limit
     eff_limit = None if limit is None or limit >= n_total else int(limit)
-    return RunIdentity(config_hash, graph, file_digest(graph_file), dataset, file_digest(dataset_file), eff_limit,
+    return RunIdentity(config_hash, graph, graph_digest, dataset, file_digest(dataset_file), eff_limit,
                        n_questions, n_total, experiment, code["package"], code["src_sha256"])

@@ -23,7 +23,7 @@ from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from hublab.datasets.catalog import check_golden_ids, is_dataset_file, load_dataset
+from hublab.datasets.catalog import check_golden_ids, is_dataset_file, load_dataset, resolve_statements
 from hublab.datasets.model import QAPair
 from hublab.errors import InputError
 from hublab.evaluation.names import KEY_METRICS, slice_metric
@@ -37,7 +37,7 @@ from hublab.experiment.request import RunRequest
 from hublab.llm.base import llm_free
 from hublab.pipeline.config import PipelineConfig
 from hublab.pipeline.pipeline import build_pipeline
-from hublab.pipeline.resources import load_graph
+from hublab.pipeline.resources import graph_source, load_graph
 from hublab.pipeline.validate import name_problem
 from hublab.tracking.carbon import CarbonTracker
 from hublab.tracking.recorder import RunRecorder
@@ -124,7 +124,8 @@ def _run(req: RunRequest, on_question: OnQuestion | None) -> RunSummary:
     plan = _Plan(pairs, int(req.cfg.evaluation.get("k", 10)),
                  budgets(req.cfg, req.question_timeout_s, req.run_timeout_s, req.max_failure_share))
     st = req.settings
-    ident: RunIdentity = run_identity(req.config_hash, st.graph_file(req.graph), dataset_file, graph=req.graph,
+    src = graph_source(req.graph, st)
+    ident: RunIdentity = run_identity(req.config_hash, src.digest, dataset_file, graph=src.name,
                                       dataset=req.dataset, limit=req.limit, n_questions=len(pairs),
                                       n_total=len(all_pairs), experiment=req.experiment_name)
     run_dir = st.root / "outputs" / "runs" / ident.run_id
@@ -145,7 +146,9 @@ def _questions(req: RunRequest) -> tuple[list[QAPair], Path]:
     st = req.settings
     pairs = load_dataset(st, req.dataset)
     if is_dataset_file(req.dataset):
-        check_golden_ids(pairs, load_graph(req.graph, st), dataset=req.dataset, graph_name=req.graph)
+        kg = load_graph(req.graph, st)
+        pairs, _lacking = resolve_statements(pairs, kg)  # rows with statements the graph lacks: preflight warned
+        check_golden_ids(pairs, kg, dataset=req.dataset, graph_name=req.graph)
         return pairs, Path(req.dataset)
     expected_graph = st.graph_for_dataset(req.dataset)
     if expected_graph != req.graph:

@@ -15,18 +15,33 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from urllib.parse import quote, unquote
+from urllib.parse import quote
 
 from rdflib import RDF, RDFS, Graph, Literal, Namespace, URIRef
 
+from hublab.errors import HubLabError
 from hublab.graph.base import KnowledgeGraph
 from hublab.graph.model import Knowledge, Triple
+from hublab.graph.vocabulary import (
+    LITERAL_CLASS,
+    ORKG_CLASS,
+    ORKG_PREDICATE,
+    ORKG_RESOURCE,
+    Vocabulary,
+    fallback_label,
+    local_name,
+    node_uid,
+    skolemise,
+    type_name,
+)
 
-ORKG_RESOURCE = Namespace("http://orkg.org/orkg/resource/")
-ORKG_PREDICATE = Namespace("http://orkg.org/orkg/predicate/")
-ORKG_CLASS = Namespace("http://orkg.org/orkg/class/")
 HUBLAB_PREDICATE = Namespace("https://hublab.dev/predicate/")
-LITERAL_CLASS = "Literal"
+__all__ = ["HUBLAB_PREDICATE", "LITERAL_CLASS", "ORKG_CLASS", "ORKG_PREDICATE", "ORKG_RESOURCE", "GraphError",
+           "RdfKnowledgeGraph", "node_iri", "predicate_iri"]
+
+
+class GraphError(HubLabError):
+    """A graph that cannot be read as HubLab's model (an id clash)."""
 
 
 def node_iri(uid: str) -> URIRef:
@@ -39,13 +54,6 @@ def predicate_iri(label: str, pid: str | None = None) -> URIRef:
     return HUBLAB_PREDICATE[quote(label, safe="")]
 
 
-def _uid_of(iri: URIRef) -> str:
-    s = str(iri)
-    if s.startswith(str(ORKG_RESOURCE)):
-        return s[len(str(ORKG_RESOURCE)) :]
-    return s
-
-
 def _pid_of(iri: URIRef) -> str | None:
     s = str(iri)
     if s.startswith(str(ORKG_PREDICATE)):
@@ -53,13 +61,28 @@ def _pid_of(iri: URIRef) -> str | None:
     return None
 
 
+def _label_rank(lit: Literal) -> tuple[bool, str]:
+    """Of several labels by one predicate: untagged or English first, then the smallest text (a stable choice)."""
+    return (lit.language not in (None, "en"), str(lit))
+
+
+def _term_key(term) -> tuple[bool, str]:
+    """Sort key of a node term: IRIs by their text (the ORKG mapping's order), literals after them."""
+    return (True, term.n3()) if isinstance(term, Literal) else (False, str(term))
+
+
 class RdfKnowledgeGraph(KnowledgeGraph):
     """KnowledgeGraph over an rdflib Graph, with an optional in-memory adjacency index for speed."""
 
-    def __init__(self, graph: Graph | None = None, *, name: str = "graph", index: bool = True) -> None:
+    def __init__(self, graph: Graph | None = None, *, name: str = "graph", index: bool = True,
+                 vocabulary: Vocabulary | None = None) -> None:
         self.graph = graph if graph is not None else Graph()
         self.name = name
+        self.vocabulary = vocabulary or Vocabulary()
         self._use_index = index
+        self._terms: dict[str, object] = {}  # node id -> its RDF term (IRI or literal)
+        self._pred_iris: dict[str, URIRef] = {}  # predicate label -> an IRI carrying it
+        self._labelled: set[str] = set()  # node ids labelled by a label predicate
         self._entities: dict[str, Knowledge] = {}
         self._out: dict[str, list[Triple]] = defaultdict(list)
         self._in: dict[str, list[Triple]] = defaultdict(list)
@@ -95,6 +118,8 @@ class RdfKnowledgeGraph(KnowledgeGraph):
             self.graph.add((iri, RDF.type, ORKG_CLASS[quote(t, safe="")]))
         merged = Knowledge(ent.uid, ent.text, types)
         self._entities[ent.uid] = merged
+        self._terms[ent.uid] = iri
+        self._labelled.add(ent.uid)
         if known is None:
             for t in types:
                 self._by_type[t].append(merged)
@@ -124,36 +149,106 @@ class RdfKnowledgeGraph(KnowledgeGraph):
         self._in[t.object.uid].append(t)
 
     def _knowledge_from_store(self, iri: URIRef) -> Knowledge:
-        label = self.graph.value(iri, RDFS.label)
-        types = tuple(
-            sorted(unquote(str(c)[len(str(ORKG_CLASS)) :]) for c in self.graph.objects(iri, RDF.type))
-        )
-        return Knowledge(_uid_of(iri), str(label) if label is not None else _uid_of(iri), types)
+        label = self._label_from_store(iri)
+        types = tuple(sorted(type_name(c) for c in self.graph.objects(iri, RDF.type)))
+        return Knowledge(node_uid(iri), label if label is not None else local_name(str(iri)), types)
+
+    def _label_from_store(self, term: URIRef) -> str | None:
+        for lp in self.vocabulary.label_predicates:
+            values = [o for o in self.graph.objects(term, lp) if isinstance(o, Literal)]
+            if values:
+                return str(min(values, key=_label_rank))
+        return None
 
     def _pred_label(self, piri: URIRef) -> str:
         if piri not in self._pred_labels:
-            label = self.graph.value(piri, RDFS.label)
-            self._pred_labels[piri] = str(label) if label is not None else unquote(str(piri).rsplit("/", 1)[-1])
+            label = self._label_from_store(piri)
+            self._pred_labels[piri] = label if label is not None else local_name(str(piri))
         return self._pred_labels[piri]
 
     def _build_index(self) -> None:
-        # sorted: a set of IRIs iterates in an order that changes with each process's string hash seed, and the
-        # entity order is the order of node units (VSS, DiFaR, ...), hence of their ties: results moved run to run
-        for iri in sorted(set(self.graph.subjects(RDFS.label, None))):
-            if str(iri).startswith(str(ORKG_RESOURCE)):
-                ent = self._knowledge_from_store(iri)
-                self._entities[ent.uid] = ent
-                for t in ent.types:
-                    self._by_type[t].append(ent)
-        for s, p, o in sorted(self.graph.triples((None, None, None))):
-            if p in (RDFS.label, RDF.type) or not isinstance(o, URIRef):
+        """Nodes, labels, types and adjacency from the rdflib graph, for HubLab's ORKG mapping and any other
+        vocabulary alike (:mod:`hublab.graph.vocabulary`). Orders are sorted on the terms' text: a set of IRIs
+        iterates in an order that changes with each process's string hash seed, and the entity order is the order
+        of node units (VSS, DiFaR, ...), hence of their ties."""
+        g = skolemise(self.graph)
+        if g is not self.graph:
+            self.graph = g
+        attributes = self.vocabulary.attribute_predicates
+        labels: dict[URIRef, str] = {}
+        for lp in reversed(self.vocabulary.label_predicates):  # the first predicate in the list wins
+            found: dict[URIRef, list[Literal]] = defaultdict(list)
+            for s, o in g.subject_objects(lp):
+                if isinstance(o, Literal):
+                    found[s].append(o)  # type: ignore[index]
+            labels.update({s: str(min(v, key=_label_rank)) for s, v in found.items()})
+        self._labelled = {node_uid(t) for t in labels}
+        types: dict[URIRef, set[str]] = defaultdict(set)
+        classes: set = set()
+        for s, c in g.subject_objects(RDF.type):
+            types[s].add(type_name(c))  # type: ignore[index]
+            classes.add(c)
+        content = []
+        nodes: set = set()
+        predicates: set = set()
+        for s, p, o in g:
+            predicates.add(p)
+            if p in attributes:
                 continue
-            if not str(s).startswith(str(ORKG_RESOURCE)):
-                continue
-            su, ou = _uid_of(s), _uid_of(o)
+            content.append((s, p, o))
+            nodes.add(s)
+            nodes.add(o)
+        nodes |= (set(labels) | set(types)) - predicates - classes
+        for term in sorted(nodes, key=_term_key):
+            if isinstance(term, Literal):
+                ent = Knowledge(node_uid(term), str(term), (LITERAL_CLASS,))
+            else:
+                label = labels.get(term)
+                kinds = tuple(sorted(types.get(term, ())))
+                ent = Knowledge(node_uid(term), label if label is not None else fallback_label(term, kinds), kinds)
+            known = self._terms.setdefault(ent.uid, term)
+            if known != term:
+                raise GraphError(f"two nodes of graph {self.name!r} get the same id {ent.uid}: {known} and {term} "
+                                 "(a hash clash: rename one of them)")
+            self._entities[ent.uid] = ent
+            for t in ent.types:
+                self._by_type[t].append(ent)
+        for s, p, o in sorted(content, key=lambda t: (str(t[0]), str(t[1]), _term_key(t[2]))):
+            su, ou = node_uid(s), node_uid(o)
             t = Triple(self._entities[su], self._pred_label(p), self._entities[ou], _pid_of(p))
             self._out[su].append(t)
             self._in[ou].append(t)
+            self._pred_iris.setdefault(t.predicate, p)
+
+    def has_label(self, uid: str) -> bool:
+        """Whether the node's label comes from a label predicate (not the IRI's local name)."""
+        return uid in self._labelled if self._use_index else self.entity(uid) is not None
+
+    def statement(self, t: Triple) -> str:
+        """The triple as an N-Triples statement (``<s> <p> <o> .``): the form a dataset may give a golden triple in."""
+        piri = ORKG_PREDICATE[t.predicate_id] if t.predicate_id else self._pred_iris.get(t.predicate)
+        if piri is None:
+            piri = predicate_iri(t.predicate)
+        return f"{self.term_of(t.subject.uid).n3()} {piri.n3()} {self.term_of(t.object.uid).n3()} ."
+
+    def term_of(self, uid: str):
+        """The RDF term (IRI or literal) behind a node id, or None: what ``hublab graph find`` prints."""
+        return self._terms.get(uid) if self._use_index else node_iri(uid)
+
+    def predicate_iri_of(self, label: str) -> URIRef | None:
+        """An IRI of a predicate with this label (the first in the graph's order)."""
+        return self._pred_iris.get(label)
+
+    def triple_for_statement(self, s, p, o) -> Triple | None:
+        """The graph's triple for the RDF statement (s, p, o), or None when the graph lacks it."""
+        su, ou = node_uid(s), node_uid(o)
+        if self._terms.get(su) != s or self._terms.get(ou) != o:
+            return None
+        label = self._pred_label(p)
+        for t in self._out.get(su, ()):
+            if t.object.uid == ou and t.predicate == label and (t.predicate_id or None) == _pid_of(p):
+                return t
+        return None
 
     @classmethod
     def from_sparql_endpoint(cls, query_endpoint: str, *, name: str = "remote") -> RdfKnowledgeGraph:
@@ -167,18 +262,20 @@ class RdfKnowledgeGraph(KnowledgeGraph):
 
     # ---------------- persistence ----------------
     @classmethod
-    def load(cls, path: str | Path, *, name: str | None = None) -> RdfKnowledgeGraph:
-        """Load Turtle (``.ttl``) or an ORKG export (``.json``)."""
+    def load(cls, path: str | Path, *, name: str | None = None, vocabulary: Vocabulary | None = None,
+             progress: bool = False) -> RdfKnowledgeGraph:
+        """Load an RDF file (Turtle, N-Triples, N-Quads, RDF/XML, JSON-LD by suffix, gzipped too: ``.ttl.gz``) in
+        any vocabulary, or an ORKG export (``.json``)."""
         path = Path(path)
-        gname = name or path.stem
-        if path.suffix == ".json":
+        gname = name or path.name.split(".")[0]
+        if path.suffix == ".json" and not path.name.endswith(".jsonld"):
             from hublab.graph.orkg_export import read_export
 
             triples, entities = read_export(path)
             return cls.from_triples(triples, entities, name=gname)
-        g = Graph()
-        g.parse(path, format="turtle")
-        return cls(g, name=gname)
+        from hublab.graph.rdf_files import read_rdf
+
+        return cls(read_rdf(path, progress=progress), name=gname, vocabulary=vocabulary)
 
     def save(self, path: str | Path) -> None:
         """Write Turtle atomically (temp file + rename) so a crash never leaves half a graph."""

@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 import re
 import threading
+from pathlib import Path
 from typing import Any
 
 from hublab.config import Settings
 from hublab.config import settings as load_settings
-from hublab.errors import InputError
 from hublab.graph.rdf import RdfKnowledgeGraph
+from hublab.graph.source import GraphSource, load_source, resolve_graph
 from hublab.pipeline.config import PipelineConfig
 from hublab.retrievers.base import Resources
 
@@ -26,16 +27,32 @@ def _key(kind: str, *parts: Any) -> str:
     return kind + ":" + json.dumps(parts, sort_keys=True, default=str)
 
 
-def load_graph(name: str, st: Settings | None = None) -> RdfKnowledgeGraph:
+def graph_source(name: str, st: Settings | None = None) -> GraphSource:
+    """What ``--graph`` names (a built-in or declared name, an RDF file, a SPARQL endpoint), resolved once per process
+    and argument (a file whose bytes changed resolves anew)."""
     st = st or load_settings()
-    path = st.graph_file(name)
+    path = Path(name)
+    stamp = None
+    try:
+        if not name.lower().startswith(("http://", "https://")) and path.is_file():
+            stamp = (path.stat().st_size, path.stat().st_mtime_ns)
+    except OSError:
+        pass
+    key = _key("source", str(st.root), name, stamp)
     with _LOCK:
-        key = _key("graph", str(path), path.stat().st_mtime if path.exists() else None)
         if key not in _CACHE:
-            if not path.exists():
-                raise InputError(f"graph {name!r} not built yet (run `dvc repro` or `hublab data graphs` / "
-                                 "`hublab data snapshot`)", file=str(path))
-            _CACHE[key] = RdfKnowledgeGraph.load(path, name=name)
+            _CACHE[key] = resolve_graph(name, st)
+        return _CACHE[key]
+
+
+def load_graph(name: str, st: Settings | None = None, *, progress: bool = False) -> RdfKnowledgeGraph:
+    """The graph ``--graph`` names, loaded once per process and content (see :func:`graph_source`)."""
+    st = st or load_settings()
+    src = graph_source(name, st)
+    with _LOCK:
+        key = _key("graph", src.kind, src.location, src.digest)
+        if key not in _CACHE:
+            _CACHE[key] = load_source(src, st, progress=progress)
         return _CACHE[key]
 
 
@@ -44,15 +61,18 @@ def _slug(text: str) -> str:
 
 
 def index_path(st: Settings, graph_name: str, retriever_type: str):
-    """``models/<graph>__<retriever>/index.db``: one folder per index (Milvus Lite file + manifests), the unit
+    """The graph's name is the source's (:func:`graph_source`): a file's or endpoint's carries its content hash.
+    ``models/<graph>__<retriever>/index.db``: one folder per index (Milvus Lite file + manifests), the unit
     DVC versions as the ``index`` stage's output."""
-    return st.index_dir() / f"{_slug(graph_name)}__{_slug(retriever_type)}" / "index.db"
+    name = graph_source(graph_name, st).name
+    return st.index_dir() / f"{_slug(name)}__{_slug(retriever_type)}" / "index.db"
 
 
 def build_resources(cfg: PipelineConfig, graph_name: str, *, settings: Settings | None = None,
                     need_llm: bool = True) -> Resources:
     st = settings or load_settings()
     graph = load_graph(graph_name, st)
+    src = graph_source(graph_name, st)
     cache_dir = st.cache_dir()
     with _LOCK:
         ekey = _key("emb", cfg.embedder, str(cache_dir))
@@ -76,8 +96,9 @@ def build_resources(cfg: PipelineConfig, graph_name: str, *, settings: Settings 
 
             _CACHE[vkey] = build_vector_store(cfg.vector_store, db_path)
         store = _CACHE[vkey]
-    index_name = _slug(f"{cfg.retriever_type}_{graph_name}_{embedder.name}").lower()
-    roots = st.section("graphs").get("research_field_id")
+    index_name = _slug(f"{cfg.retriever_type}_{src.name}_{embedder.name}").lower()
+    # the research field is the thesis's graphs' entry point; a user's graph has none (every hub is indexed)
+    roots = st.section("graphs").get("research_field_id") if src.builtin else None
     return Resources(graph=graph, embedder=embedder, llm=llm, vector_store=store, index_name=index_name,
                      cache_dir=str(cache_dir), index_dir=str(db_path.parent), root_entity_ids=[roots] if roots else [])
 

@@ -1,0 +1,80 @@
+"""``hublab graph check`` (a graph on one screen before a run) and ``hublab graph find`` (triples in both forms a
+dataset's golden triples may take)."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+
+from hublab.cli.app import GRAPH_HELP, graph_app
+from hublab.cli.graph import load_any as _load
+
+
+@graph_app.command("check")
+def check_cmd(
+    graph: str = typer.Argument(..., help=GRAPH_HELP),
+    as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
+    top: int = typer.Option(10, "--top", min=1, help="how many types to list"),
+) -> None:
+    """One screen on a graph before a run: triples, entities, literals, label coverage, the types by count and the
+    hub types HubLink could use (--hub-type)."""
+    from hublab.graph.profile import profile
+
+    kg = _load(graph)
+    pr = profile(kg)
+    if as_json:
+        typer.echo(json.dumps({"triples": pr.triples, "entities": pr.entities, "literals": pr.literals,
+                               "label_coverage": round(pr.label_coverage, 4),
+                               "types": [vars(c) for c in pr.types[:top]],
+                               "suggested_hub_types": [c.name for c in pr.suggested]}, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console()
+    nodes = pr.entities - pr.literals
+    con.print(f"{pr.triples:,} triples, {pr.entities:,} entities ({pr.literals:,} literals); labels: "
+              f"{pr.labelled:,} of {nodes:,} nodes ({pr.label_coverage:.0%}) have one from a label predicate, the "
+              "rest show their IRI's local name", highlight=False)
+    table = Table(title=f"types ({min(top, len(pr.types))} of {len(pr.types)})")
+    table.add_column("type")
+    table.add_column("instances", justify="right")
+    table.add_column("their triples", justify="right")
+    for c in pr.types[:top]:
+        table.add_row(c.name, f"{c.instances:,}", f"{c.out_triples:,}")
+    con.print(table)
+    if pr.suggested:
+        flags = " ".join(f"--hub-type {c.name}" for c in pr.suggested[:1])
+        con.print("suggested hub types (most triples hanging off their instances): "
+                  + ", ".join(f"{c.name} ({c.instances:,} instances)" for c in pr.suggested)
+                  + f"\ne.g. hublab run hublink_local --graph {graph} {flags} --dataset QUESTIONS", highlight=False,
+                  markup=False)
+    else:
+        con.print("no type with at least two instances carrying structure: HubLink needs a hub type (--hub-type)",
+                  highlight=False)
+
+
+@graph_app.command("find")
+def find_cmd(
+    text: str = typer.Argument(..., help="text to look for in subject, predicate and object labels"),
+    graph: str = typer.Option(..., "--graph", help=GRAPH_HELP),
+    limit: int = typer.Option(20, "--limit", min=1, help="at most this many triples"),
+    as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
+) -> None:
+    """Triples whose labels contain TEXT, each in both forms a dataset's golden_triples may use: the thesis's
+    triple string and the N-Triples statement."""
+    from hublab.graph.profile import find_triples
+
+    kg = _load(graph)
+    found = find_triples(kg, text, limit)
+    rows = [{"triple": t.render(), "statement": kg.statement(t)} for t in found]
+    if as_json:
+        typer.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+        return
+    if not rows:
+        typer.echo(f"no triple of {graph} has {text!r} in a label", err=True)
+        raise typer.Exit(1)
+    for r in rows:
+        typer.echo(r["triple"])
+        typer.echo("  " + r["statement"])

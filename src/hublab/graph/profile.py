@@ -1,0 +1,88 @@
+"""What a graph holds, on one screen (``hublab graph check``), and the checks that use it: a hub type with no
+instances, and the triples matching a text (``hublab graph find``) in both forms a dataset may use."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from hublab.graph.base import KnowledgeGraph
+from hublab.graph.model import Triple
+from hublab.graph.vocabulary import LITERAL_CLASS
+
+
+@dataclass(frozen=True)
+class TypeCount:
+    name: str
+    instances: int
+    out_triples: int  #: triples whose subject is an instance
+
+
+def type_counts(kg: KnowledgeGraph) -> list[TypeCount]:
+    """Every node type with its number of instances and of their outgoing triples, most instances first (ties by
+    name, so the list is the same on every machine)."""
+    instances: Counter[str] = Counter()
+    out: Counter[str] = Counter()
+    for ent in kg.entities():
+        for ty in ent.types:
+            if ty == LITERAL_CLASS:
+                continue
+            instances[ty] += 1
+            out[ty] += len(kg.outgoing(ent.uid))
+    return sorted((TypeCount(t, n, out[t]) for t, n in instances.items()), key=lambda c: (-c.instances, c.name))
+
+
+def suggested_hub_types(counts: list[TypeCount], n: int = 3) -> list[TypeCount]:
+    """Types whose instances carry the most structure: at least two instances, ranked by the triples hanging off
+    them (a paper, a dataset, a software project: the roots of the subgraphs a question is about)."""
+    rich = [c for c in counts if c.instances >= 2 and c.out_triples >= 2 * c.instances]
+    return sorted(rich, key=lambda c: (-c.out_triples, c.name))[:n]
+
+
+def hub_type_problem(kg: KnowledgeGraph, hub_types: list[str], graph_shown: str) -> str | None:
+    """Why these hub types cannot work on ``kg`` (a type with no instances), naming the graph's ten most frequent
+    types with their counts; None when every type has instances."""
+    empty = [t for t in hub_types if not kg.entities_by_type(t)]
+    if not empty:
+        return None
+    top = type_counts(kg)[:10]
+    listed = "; ".join(f"{c.name} ({c.instances})" for c in top) or "none: the graph has no rdf:type statements"
+    return (f"hub type {', '.join(map(repr, empty))} has no instances in graph {graph_shown}; its most frequent "
+            f"types: {listed}. Give one with --hub-type IRI (hublab graph check suggests some)")
+
+
+@dataclass(frozen=True)
+class GraphProfile:
+    triples: int
+    entities: int
+    literals: int
+    labelled: int  #: non-literal nodes with a label from a label predicate
+    types: list[TypeCount]
+    suggested: list[TypeCount]
+
+    @property
+    def label_coverage(self) -> float:
+        nodes = self.entities - self.literals
+        return self.labelled / nodes if nodes else 1.0
+
+
+def profile(kg: KnowledgeGraph) -> GraphProfile:
+    ents = list(kg.entities())
+    literals = sum(1 for e in ents if e.is_literal)
+    labelled_fn = getattr(kg, "has_label", None)
+    labelled = sum(1 for e in ents if not e.is_literal and (labelled_fn(e.uid) if labelled_fn else True))
+    counts = type_counts(kg)
+    return GraphProfile(len(kg), len(ents), literals, labelled, counts, suggested_hub_types(counts))
+
+
+def find_triples(kg: KnowledgeGraph, text: str, limit: int = 20) -> list[Triple]:
+    """Triples whose subject, predicate or object label contains ``text`` (case-insensitive), in the graph's order."""
+    needle = text.casefold()
+    out: list[Triple] = []
+    for t in kg.triples():
+        if needle in t.subject.text.casefold() or needle in t.predicate.casefold() or \
+                needle in t.object.text.casefold():
+            out.append(t)
+            if len(out) >= limit:
+                break
+    return out

@@ -1,0 +1,110 @@
+"""Reading an RDF file of any of the common formats into an rdflib graph, chosen by the file's suffix.
+
+The file is read as a stream (gzip decompressed on the fly) through a reader that counts bytes, so a large file
+shows a progress bar while rdflib parses it; N-Quads are flattened into one graph (the graph names dropped).
+A file that does not parse is one located error (file, line where the parser says it).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import re
+from pathlib import Path
+
+from rdflib import Dataset, Graph
+
+from hublab.errors import InputError
+
+#: suffix (after an optional ``.gz``) → rdflib parser
+RDF_FORMATS: dict[str, str] = {
+    ".ttl": "turtle", ".turtle": "turtle", ".n3": "n3",
+    ".nt": "nt", ".ntriples": "nt",
+    ".nq": "nquads", ".nquads": "nquads",
+    ".rdf": "xml", ".xml": "xml", ".owl": "xml",
+    ".jsonld": "json-ld", ".json-ld": "json-ld",
+    ".trig": "trig",
+}
+_QUAD_FORMATS = {"nquads", "trig"}
+#: files at least this large get a progress bar (when progress is on)
+_PROGRESS_MIN_BYTES = 4 * 1024 * 1024
+
+
+def rdf_format(path: Path) -> str | None:
+    """The rdflib format of ``path`` by its suffix (``.gz`` looked through), or None."""
+    name = path.name.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    return RDF_FORMATS.get(Path(name).suffix)
+
+
+def is_rdf_file(arg: str) -> bool:
+    return rdf_format(Path(arg)) is not None
+
+
+class _CountingReader(io.RawIOBase):
+    """A binary stream that reports the bytes read of the underlying (compressed) file to a callback."""
+
+    def __init__(self, raw, on_read) -> None:
+        self._raw = raw
+        self._on_read = on_read
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        data = self._raw.read(len(b))
+        n = len(data)
+        b[:n] = data
+        self._on_read()
+        return n
+
+
+def read_rdf(path: Path, *, progress: bool = False) -> Graph:
+    """The triples of an RDF file as an rdflib graph (see the module docstring)."""
+    fmt = rdf_format(path)
+    if fmt is None:
+        known = ", ".join(sorted(RDF_FORMATS))
+        raise InputError(f"unknown RDF file type; expected one of {known} (optionally .gz), or an ORKG export .json",
+                         file=str(path), field="--graph")
+    if not path.is_file():
+        raise InputError("graph file not found" if not path.exists() else "expected a file", file=str(path),
+                         field="--graph")
+    size = path.stat().st_size
+    bar = None
+    if progress and size >= _PROGRESS_MIN_BYTES:
+        from hublab.progress import bytes_bar
+
+        bar = bytes_bar(f"reading {path.name}", size)
+    raw = path.open("rb")
+    try:
+        def on_read() -> None:
+            if bar is not None:
+                bar.update(raw.tell())
+
+        stream = io.BufferedReader(_CountingReader(raw, on_read), 1 << 20)
+        source = gzip.GzipFile(fileobj=stream) if path.name.lower().endswith(".gz") else stream
+        target = Dataset() if fmt in _QUAD_FORMATS else Graph()
+        target.parse(source=source, format=fmt)  # type: ignore[arg-type]
+    except (SyntaxError, ValueError, EOFError, OSError, UnicodeDecodeError, Exception) as exc:  # noqa: B014
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(f"not valid {fmt}: {_parser_message(exc)}", file=str(path), field="--graph") from None
+    finally:
+        raw.close()
+        if bar is not None:
+            bar.close()
+    if fmt in _QUAD_FORMATS:
+        flat = Graph()
+        for s, p, o, _ in target.quads((None, None, None, None)):  # type: ignore[union-attr]
+            flat.add((s, p, o))
+        return flat
+    return target
+
+
+def _parser_message(exc: BaseException) -> str:
+    """rdflib's message, on one line and bounded (its Turtle errors quote whole lines of input)."""
+    text = " ".join(str(exc).split())
+    m = re.search(r"line (\d+)", text)
+    where = f" (line {m.group(1)})" if m and "line" not in text[:40] else ""
+    return (text[:300] + " …" if len(text) > 300 else text) + where

@@ -1,0 +1,165 @@
+"""What ``--graph`` names: a built-in graph, a graph declared in ``params.yaml`` (``graphs.user``), a path to an RDF
+file, or a SPARQL endpoint URL; resolved once into a :class:`GraphSource`, which every command and the Python API
+load through :func:`load_source`.
+
+A file or an endpoint gets a name keyed by its content (``<file stem>-<12 hex of its sha256>``; ``<host>-<12 hex of
+URL and fingerprint>``): indices (``models/<name>__<retriever>/``) and run identities use it, so a changed graph is
+never searched with an index built for the old one, and the same file gives the same name anywhere.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from hublab.config import Settings
+from hublab.errors import InputError
+from hublab.graph.endpoint import EndpointSettings, SparqlEndpoint, is_endpoint, shown
+from hublab.graph.rdf_files import RDF_FORMATS, rdf_format
+from hublab.graph.vocabulary import Vocabulary, normalise_type
+
+
+@dataclass(frozen=True)
+class GraphSource:
+    """One graph as a run sees it."""
+
+    arg: str  #: what the user gave (a name, a path, a URL)
+    kind: str  #: "builtin", "declared", "file" or "endpoint"
+    location: str  #: the file's path or the endpoint's URL (may hold credentials: print :attr:`shown`)
+    name: str  #: the name indices, runs and reports use
+    digest: str  #: sha256 of the file, or of the endpoint's URL and fingerprint
+    hub_types: tuple[str, ...] = ()  #: HubLink's hub types declared with the graph (params.yaml), if any
+    triples: int | None = field(default=None, compare=False)  #: the endpoint's triple count, when known
+
+    @property
+    def shown(self) -> str:
+        return shown(self.location) if self.kind == "endpoint" else self.location
+
+    @property
+    def builtin(self) -> bool:
+        """One of the thesis's graphs (ORKG ids; the research field is its root entity)."""
+        return self.kind == "builtin"
+
+
+def _slug(text: str, limit: int = 40) -> str:
+    return (re.sub(r"[^A-Za-z0-9_]+", "_", text).strip("_") or "graph")[:limit]
+
+
+@lru_cache(maxsize=64)
+def _file_digest(path: str, size: int, mtime_ns: int) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def file_digest(path: Path) -> str:
+    """sha256 of a file's bytes (memoised per path, size and modification time)."""
+    st = path.stat()
+    return _file_digest(str(path.resolve()), st.st_size, st.st_mtime_ns)
+
+
+def declared_graphs(st: Settings) -> dict[str, dict]:
+    """``params.yaml: graphs.user``: name → {source: file or URL, hub_types: [...]}, checked."""
+    user = st.section("graphs").get("user") or {}
+    if not isinstance(user, dict):
+        raise InputError("expected a mapping of graph name -> {source, hub_types}", file=str(st.root / "params.yaml"),
+                         field="graphs.user")
+    out: dict[str, dict] = {}
+    for name, spec in user.items():
+        where = f"graphs.user.{name}"
+        if not isinstance(spec, dict) or not isinstance(spec.get("source"), str):
+            raise InputError("expected {source: <RDF file or SPARQL endpoint URL>, hub_types: [<class IRI>, ...]}",
+                             file=str(st.root / "params.yaml"), field=where)
+        hub = spec.get("hub_types") or []
+        if not isinstance(hub, list) or not all(isinstance(h, str) for h in hub):
+            raise InputError("expected a list of class IRIs", file=str(st.root / "params.yaml"),
+                             field=f"{where}.hub_types")
+        if str(name) in st.graph_names():
+            raise InputError("a built-in graph has this name; choose another", file=str(st.root / "params.yaml"),
+                             field=where)
+        out[str(name)] = {"source": spec["source"], "hub_types": [normalise_type(h) for h in hub]}
+    return out
+
+
+def vocabulary(st: Settings) -> Vocabulary:
+    """The label predicates of ``params.yaml: graphs.label_predicates`` (the default list when unset)."""
+    preds = st.section("graphs").get("label_predicates")
+    if preds is not None and (not isinstance(preds, list) or not all(isinstance(p, str) for p in preds)):
+        raise InputError("expected a list of predicate IRIs", file=str(st.root / "params.yaml"),
+                         field="graphs.label_predicates")
+    return Vocabulary.from_iris(preds)
+
+
+def endpoint_settings(st: Settings) -> EndpointSettings:
+    return EndpointSettings.from_params(st.section("graphs").get("endpoint"))
+
+
+def resolve_graph(arg: str, st: Settings) -> GraphSource:
+    """``arg`` as a :class:`GraphSource`; an unknown name is one error listing what ``--graph`` accepts."""
+    arg = str(arg)
+    if arg in st.graph_names():
+        path = st.graph_file(arg)
+        return GraphSource(arg, "builtin", str(path), arg, file_digest(path) if path.exists() else "missing")
+    declared = declared_graphs(st)
+    if arg in declared:
+        spec = declared[arg]
+        inner = _resolve_location(spec["source"], st, base=st.root)
+        return GraphSource(arg, "declared" if inner.kind == "file" else "endpoint", inner.location, arg,
+                           inner.digest, tuple(spec["hub_types"]), inner.triples)
+    if is_endpoint(arg) or rdf_format(Path(arg)) is not None or Path(arg).suffix == ".json" or "/" in arg \
+            or Path(arg).exists():
+        return _resolve_location(arg, st, base=Path.cwd())
+    names = [*st.graph_names(), *declared]
+    close = difflib.get_close_matches(arg, names, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    raise InputError(f"unknown graph {arg!r}; {hint}valid: {', '.join(names)}, a path to an RDF file "
+                     f"({', '.join(sorted(RDF_FORMATS))}, optionally .gz), or a SPARQL endpoint URL (http://…)",
+                     field="--graph")
+
+
+def _resolve_location(loc: str, st: Settings, *, base: Path) -> GraphSource:
+    if is_endpoint(loc):
+        ep = SparqlEndpoint(loc, endpoint_settings(st))
+        count, content = ep.fingerprint()
+        parts = urlsplit(loc)
+        bare = f"{parts.scheme}://{parts.hostname}{':' + str(parts.port) if parts.port else ''}{parts.path}"
+        digest = hashlib.sha256(f"{bare}\n{content}".encode()).hexdigest()
+        return GraphSource(loc, "endpoint", loc, f"{_slug(parts.hostname or 'endpoint')}-{digest[:12]}", digest,
+                           triples=count)
+    path = Path(loc)
+    if not path.is_absolute():
+        path = base / path
+    if not path.exists():
+        raise InputError("graph file not found", file=loc, field="--graph")
+    if not path.is_file():
+        raise InputError("expected an RDF file, got a directory", file=loc, field="--graph")
+    if rdf_format(path) is None and path.suffix != ".json":
+        raise InputError(f"unknown graph file type {path.suffix!r}; expected one of "
+                         f"{', '.join(sorted(RDF_FORMATS))} (optionally .gz) or an ORKG export .json", file=loc,
+                         field="--graph")
+    digest = file_digest(path)
+    return GraphSource(loc, "file", str(path.resolve()), f"{_slug(path.name.split('.')[0])}-{digest[:12]}", digest)
+
+
+def load_source(src: GraphSource, st: Settings, *, progress: bool = False):
+    """The graph behind ``src`` as a :class:`~hublab.graph.rdf.RdfKnowledgeGraph`."""
+    from hublab.graph.rdf import RdfKnowledgeGraph
+
+    if src.kind == "builtin":
+        path = Path(src.location)
+        if not path.exists():
+            raise InputError(f"graph {src.name!r} not built yet (run `dvc repro` or `hublab data graphs` / "
+                             "`hublab data snapshot`)", file=str(path))
+        return RdfKnowledgeGraph.load(path, name=src.name)
+    if src.kind == "endpoint":
+        ep = SparqlEndpoint(src.location, endpoint_settings(st))
+        return RdfKnowledgeGraph(ep.read(expected=src.triples, progress=progress), name=src.name,
+                                 vocabulary=vocabulary(st))
+    return RdfKnowledgeGraph.load(src.location, name=src.name, vocabulary=vocabulary(st), progress=progress)
