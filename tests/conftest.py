@@ -30,6 +30,7 @@ from hublink_fixtures import hublink_gv3_small  # noqa: F401 - the indexed 10-pa
 from llm_servers import fault_server, llama_server  # noqa: F401 - shared fixtures (one llama.cpp server a session)
 from milvus_servers import milvus_lite_uri, milvus_standalone, milvus_token  # noqa: F401 - one of each a session
 from mlflow_servers import mlflow_project, mlflow_server  # noqa: F401 - one mlflow server a session
+from oxigraph_servers import oxigraph  # noqa: F401 - Oxigraph SPARQL servers, one per RDF file a session
 from real_parts import CI, missing, need_module
 
 apply_offline_defaults()
@@ -42,7 +43,7 @@ SHARED = Path(os.environ.get("HUBLAB_SHARED", ROOT.parent / "shared"))
 SLOW_FIXTURES = frozenset({
     "minilm", "hublink_gv3_small",  # the MiniLM model (and an index built with it)
     "llama_server", "mlflow_server", "mlflow_project", "postgres_url",  # server processes
-    "milvus_standalone", "milvus_token", "milvus_lite_uri",
+    "milvus_standalone", "milvus_token", "milvus_lite_uri", "oxigraph",
     "base_project", "fresh_project", "indexed_project", "reference_run",  # tests/reliability: `hublab` subprocesses
 })
 
@@ -51,7 +52,7 @@ SLOW_FIXTURES = frozenset({
 # run instead of one per worker, and its tests never compete with each other for it
 SERVER_GROUPS = {
     "llama_server": "llama", "milvus_standalone": "milvus", "milvus_token": "milvus",
-    "mlflow_server": "mlflow", "mlflow_project": "mlflow", "postgres_url": "postgres",
+    "mlflow_server": "mlflow", "mlflow_project": "mlflow", "postgres_url": "postgres", "oxigraph": "oxigraph",
 }
 
 
