@@ -128,7 +128,7 @@ def test_a_statement_that_is_not_n_triples_is_a_located_error(tmp_path: Path):
 
 
 def test_what_graph_accepts(tmp_path: Path):
-    st = Settings(tmp_path, {"graphs": {"variants": ["gv1"], "user": {
+    st = Settings(tmp_path, {"graphs": {"variants": ["gv1"]}, "user_graphs": {"graphs": {
         "mine": {"source": str(EXAMPLE / "graph.ttl"), "hub_types": [ARTICLE]}}}, "snapshot": {"name": "gv3_orkg"},
         "paths": {"graphs": "data/graphs", "snapshots": "data/snapshots"}})
     with pytest.raises(InputError, match=r"unknown graph 'gv11'; did you mean 'gv1'\?.*SPARQL endpoint URL"):

@@ -38,8 +38,8 @@ LLM_BASE_URL = typer.Option(None, "--llm-base-url", envvar="HUBLAB_LLM_BASE_URL"
 LLM_MODEL = typer.Option(None, "--llm-model", envvar="HUBLAB_LLM_MODEL", help="Model name at that endpoint.")
 AS_JSON = typer.Option(False, "--json", help="Print the result as JSON.")
 #: what --graph accepts, everywhere (hublab.graph.source)
-GRAPH_HELP = ("A built-in graph (gv1..gv4, gv3_orkg), one declared in params.yaml (graphs.user), a path to an RDF "
-              "file (.ttl, .nt, .nq, .rdf, .jsonld; also gzipped) or a SPARQL endpoint URL (docs/your-graph.md).")
+GRAPH_HELP = ("A built-in graph (gv1..gv4, gv3_orkg), one declared in params.yaml (user_graphs.graphs), a path to an "
+              "RDF file (.ttl, .nt, .nq, .rdf, .jsonld; also gzipped) or a SPARQL endpoint URL (docs/your-graph.md).")
 HUB_TYPE = typer.Option(None, "--hub-type", help="HubLink's hub type: a class whose instances are hub roots (its "
                         "IRI; repeatable). Default: the graph's declared hub_types, else ORKG's Paper.")
 

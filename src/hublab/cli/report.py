@@ -18,8 +18,8 @@ def compare_cmd(
                                      "pre-issue-#22 report). Default: the fair comparison (every method default "
                                      "and tuned, GV1 and the GV3 export, 20 triples/question, CIs, p-values)."),
     dataset: str | None = typer.Option(None, "--dataset", help="With --graph (default: the graph's dataset)."),
-    pipelines: list[Path] | None = typer.Option(None, "--pipelines", help="YAML paths or names (hublab list). "
-                                                "Default: all LLM-free pipelines."),
+    pipelines: list[Path] | None = typer.Option(None, "--pipelines", help="YAML paths or names (hublab list), "
+                                                "repeated or comma-separated. Default: all LLM-free pipelines."),
     limit: int | None = typer.Option(None, "--limit"),
     out: Path | None = typer.Option(None, "--out", help="Default reports/compare_<graph>."),
     carbon: bool = typer.Option(True, "--carbon/--no-carbon"),
@@ -61,12 +61,16 @@ def compare_cmd(
 
     use_llm_endpoint(llm_base_url, llm_model)
     st = load_settings()
-    chosen = [st.pipeline_file(p) for p in pipelines] if pipelines else default_pipelines(st.root)
-    experiment = experiment or f"compare-{graph}"
+    chosen = ([st.pipeline_file(p.strip()) for arg in pipelines for p in str(arg).split(",") if p.strip()]
+              if pipelines else default_pipelines(st.root))
+    from hublab.pipeline.resources import graph_source
+
+    name = graph_source(graph, st).name  # a file's or endpoint's content-keyed name: a folder and experiment name
+    experiment = experiment or f"compare-{name}"
     res = compare_methods(chosen, graph, dataset, settings=st, limit=limit, experiment=experiment,
                           include_llm=bool(pipelines), track_carbon=carbon,
                           max_output_triples=max_output_triples)
-    out_dir = out or (st.root / "reports" / f"compare_{graph}")
+    out_dir = out or (st.root / "reports" / f"compare_{name}")
     csv_path, md_path = write_report(res, out_dir, graph, dataset)
     parent = log_comparison(st.root, experiment, graph, dataset, chosen, limit, [csv_path, md_path], res=res,
                             thesis=thesis_reference(st), max_output_triples=max_output_triples)

@@ -1,5 +1,9 @@
 """DVC metrics and plots files for one run: ``metrics.json`` (headline metrics) and ``by_<field>.csv`` per
-thesis slice (Tables 10.2–10.6), the files ``dvc.yaml``'s evaluate stage declares as metrics/plots."""
+thesis slice (Tables 10.2–10.6), the files ``dvc.yaml``'s evaluate stage declares as metrics/plots.
+
+These files are committed, so they hold only what is the same on every machine: the quality figures. What measures
+the machine (seconds, energy, emissions) goes to MLflow and to ``timings.json`` beside them, which git ignores, so a
+rerun on another CPU with the same results leaves the tree clean (timings live in ``docs/benchmarks.md``)."""
 
 from __future__ import annotations
 
@@ -13,22 +17,35 @@ from hublab.experiment.aggregate import slice_metrics
 from hublab.experiment.runner import RunSummary
 from hublab.tracking.artifacts import write_csv
 
-__all__ = ["HEADLINE", "headline", "write_dvc_report", "write_eval_report"]
+__all__ = ["HEADLINE", "headline", "machine_dependent", "write_dvc_report", "write_eval_report"]
+
+
+#: words of a metric's name that mark it as a measurement of the machine, not of the results
+_MACHINE_WORDS = ("runtime", "energy", "emissions", "power", "duration")
+
+
+def machine_dependent(name: str) -> bool:
+    """Whether a metric measures the machine (seconds, energy, emissions): never in a committed report."""
+    return name.endswith("_s") or any(w in name for w in _MACHINE_WORDS)
 
 
 def headline(metrics: dict[str, float], per_question: list[dict[str, Any]]) -> dict[str, float]:
-    out = {k: metrics[k] for k in HEADLINE if k in metrics}
+    out = {k: metrics[k] for k in HEADLINE if k in metrics and not machine_dependent(k)}
     if "triples_per_question" not in out and per_question:
         sizes = [len(r.get("retrieved_context") or []) for r in per_question]
         out["triples_per_question"] = sum(sizes) / len(sizes)
-    return {k: out[k] for k in HEADLINE if k in out}
+    return {k: out[k] for k in HEADLINE if k in out}  # HEADLINE's order
 
 
 def write_dvc_report(metrics: dict[str, float], per_question: list[dict[str, Any]], report_dir: Path) -> None:
-    """``metrics.json`` (headline, DVC metrics), ``all_metrics.json`` (everything) and the slice CSVs (plots), each
-    written atomically (a full disk leaves the previous report's file, never a truncated one)."""
+    """``metrics.json`` (headline, DVC metrics), ``all_metrics.json`` (every quality metric), ``timings.json`` (the
+    machine's figures, git-ignored) and the slice CSVs (plots), each written atomically (a full disk leaves the
+    previous report's file, never a truncated one)."""
     write_text_atomic(report_dir / "metrics.json", json.dumps(headline(metrics, per_question), indent=1))
-    write_text_atomic(report_dir / "all_metrics.json", json.dumps(metrics, indent=1, sort_keys=True))
+    quality = {k: v for k, v in metrics.items() if not machine_dependent(k)}
+    write_text_atomic(report_dir / "all_metrics.json", json.dumps(quality, indent=1, sort_keys=True))
+    write_text_atomic(report_dir / "timings.json", json.dumps({k: v for k, v in metrics.items() if k not in quality},
+                                                              indent=1, sort_keys=True))
     for field, groups in slice_metrics(per_question).items():
         rows = [{"value": v, **{m: g.get(m) for m in KEY_METRICS}} for v, g in groups.items()]
         write_csv(rows, report_dir / f"by_{field}.csv")

@@ -1,5 +1,5 @@
-"""What ``--graph`` names: a built-in graph, a graph declared in ``params.yaml`` (``graphs.user``), a path to an RDF
-file, or a SPARQL endpoint URL; resolved once into a :class:`GraphSource`, which every command and the Python API
+"""What ``--graph`` names: a built-in graph, a graph declared in ``params.yaml`` (``user_graphs.graphs``), a path to an
+RDF file, or a SPARQL endpoint URL; resolved once into a :class:`GraphSource`, which every command and the Python API
 load through :func:`load_source`.
 
 A file or an endpoint gets a name keyed by its content (``<file stem>-<12 hex of its sha256>``; ``<host>-<12 hex of
@@ -22,6 +22,9 @@ from hublab.errors import InputError
 from hublab.graph.endpoint import EndpointSettings, SparqlEndpoint, is_endpoint, shown
 from hublab.graph.rdf_files import RDF_FORMATS, rdf_format
 from hublab.graph.vocabulary import Vocabulary, normalise_type
+
+#: the params.yaml section of users' graphs: label predicates, endpoint deadlines, declared graphs and their runs
+SECTION = "user_graphs"
 
 
 @dataclass(frozen=True)
@@ -66,14 +69,15 @@ def file_digest(path: Path) -> str:
 
 
 def declared_graphs(st: Settings) -> dict[str, dict]:
-    """``params.yaml: graphs.user``: name → {source: file or URL, hub_types: [...]}, checked."""
-    user = st.section("graphs").get("user") or {}
+    """``params.yaml: user_graphs.graphs``: name → {source: file or URL, hub_types: [...]}, checked (a relative
+    file path is relative to the project root)."""
+    user = st.section(SECTION).get("graphs") or {}
     if not isinstance(user, dict):
         raise InputError("expected a mapping of graph name -> {source, hub_types}", file=str(st.root / "params.yaml"),
-                         field="graphs.user")
+                         field=f"{SECTION}.graphs")
     out: dict[str, dict] = {}
     for name, spec in user.items():
-        where = f"graphs.user.{name}"
+        where = f"{SECTION}.graphs.{name}"
         if not isinstance(spec, dict) or not isinstance(spec.get("source"), str):
             raise InputError("expected {source: <RDF file or SPARQL endpoint URL>, hub_types: [<class IRI>, ...]}",
                              file=str(st.root / "params.yaml"), field=where)
@@ -89,16 +93,16 @@ def declared_graphs(st: Settings) -> dict[str, dict]:
 
 
 def vocabulary(st: Settings) -> Vocabulary:
-    """The label predicates of ``params.yaml: graphs.label_predicates`` (the default list when unset)."""
-    preds = st.section("graphs").get("label_predicates")
+    """The label predicates of ``params.yaml: user_graphs.label_predicates`` (the default list when unset)."""
+    preds = st.section(SECTION).get("label_predicates")
     if preds is not None and (not isinstance(preds, list) or not all(isinstance(p, str) for p in preds)):
         raise InputError("expected a list of predicate IRIs", file=str(st.root / "params.yaml"),
-                         field="graphs.label_predicates")
+                         field=f"{SECTION}.label_predicates")
     return Vocabulary.from_iris(preds)
 
 
 def endpoint_settings(st: Settings) -> EndpointSettings:
-    return EndpointSettings.from_params(st.section("graphs").get("endpoint"))
+    return EndpointSettings.from_params(st.section(SECTION).get("endpoint"))
 
 
 def resolve_graph(arg: str, st: Settings) -> GraphSource:

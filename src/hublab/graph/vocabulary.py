@@ -8,7 +8,7 @@ gives the same ids in every process and on every machine:
 * an IRI → ``R`` + a number from the sha256 of the IRI; a literal → ``L`` + a number from the sha256 of its
   N-Triples form (value, datatype, language), so equal literals are one node; a blank node → ``R`` + a number from
   its content (its own statements and those pointing at it), never from the parser's random label;
-* a node's label: the first of the label predicates (``params.yaml: graphs.label_predicates``) it has, else the
+* a node's label: the first of the label predicates (``params.yaml: user_graphs.label_predicates``) it has, else the
   IRI's local name; a literal's label is its value;
 * a node's types: its ``rdf:type`` classes (an ORKG class by its local name, ``Paper``; any other by its IRI).
 
