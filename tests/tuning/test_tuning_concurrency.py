@@ -214,6 +214,9 @@ def test_kill9_mid_study_then_rerun(project: Path):
     assert len(retry) == 1 and retry[0].state == optuna.trial.TrialState.COMPLETE  # ... retried once
     assert retry[0].user_attrs["ofat_key"] == failed[0].user_attrs["ofat_key"]
 
+    # the rerun's worker ends the parent as it exits; read it once it says so (bounded), not at one instant
+    wait_for(lambda: [p.info.status for p in mlflow_runs(project, "k")[0]] == ["FINISHED"], timeout=120,
+             what="the study's one parent run FINISHED")
     parents, children = mlflow_runs(project, "k")
     assert len(parents) == 1, [p.info.run_id for p in parents]
     parent = parents[0]

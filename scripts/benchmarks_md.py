@@ -1,0 +1,145 @@
+"""Write docs/benchmarks.md from the benchmark files in reports/bench/*.json: what was measured, the figure, the
+machine and the date of each. Every figure in the docs comes from here, so a re-measured file updates the page
+(``tests/platform/test_benchmarks_page.py`` fails when the page is older than its files).
+
+    .venv/bin/python scripts/benchmarks_md.py [--check]
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "reports" / "bench"
+OUT = ROOT / "docs" / "benchmarks.md"
+
+
+def _date(path: Path, data: dict) -> str:
+    """The measurement's date: the file's own, else the day the file was last committed."""
+    if (data.get("machine") or {}).get("date"):
+        return data["machine"]["date"]
+    p = subprocess.run(["git", "log", "-1", "--format=%cs", "--", str(path.relative_to(ROOT))], cwd=ROOT,
+                       capture_output=True, text=True)
+    return p.stdout.strip() or "not committed yet"
+
+
+def _machine(data: dict) -> str:
+    m = data.get("machine") or {}
+    if m:
+        loop = f"; a pure-Python loop of 10^7 squares: {m['reference_loop_s']} s" if "reference_loop_s" in m else ""
+        return f"{m.get('cpu', '?')}, {m.get('cores', '?')} cores{loop}"
+    cpus = data.get("cpus")
+    return f"{cpus} CPU cores (model not recorded)" if cpus else "not recorded"
+
+
+def _table(head: list[str], rows: list[list]) -> list[str]:
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out += ["| " + " | ".join("–" if v is None else str(v) for v in r) + " |" for r in rows]
+    return out
+
+
+def endpoint(d: dict) -> list[str]:
+    g = d["gv3"]
+    lines = ["A graph over a SPARQL endpoint (Oxigraph on 127.0.0.1) against the same graph read from its file; every "
+             "LLM-free method over the endpoint with `hublab run P --graph URL` (`bench/bench_endpoint.py`).", ""]
+    lines += _table(["GV3", "seconds", "peak RSS (MB)"], [
+        ["`oxigraph load` of the Turtle file", g["oxigraph_load_s"], None],
+        [f"HubLab reads the file ({g['read_file']['triples']:,} triples)", g["read_file"]["load_s"],
+         g["read_file"]["peak_rss_mb"]],
+        ["HubLab reads the endpoint (fingerprint + pages)", g["read_endpoint"]["load_s"],
+         g["read_endpoint"]["peak_rss_mb"]]])
+    lines += [""]
+    rows = [[name, r["hit_at_10_triples"], round(r["map_at_10_triples"], 4), r["s_per_question"], r["index_build_s"],
+             {True: "identical", False: "DIFFERENT", None: "no committed report"}[r["committed_metrics_identical"]]]
+            for name, r in d["runs_over_endpoint"].items()]
+    lines += _table(["pipeline over the endpoint", "Hits@10", "MAP@10", "s/question", "index build from the "
+                     "endpoint (s)", "vs committed reports/eval"], rows)
+    mem = d["hublink_in_memory"]
+    lines += ["", f"HubLink per question: {d['runs_over_endpoint']['hublink_local']['s_per_question']} s over the "
+              f"endpoint, {mem['s_per_question']} s on the built-in in-memory graph in the same session: "
+              f"**{d['hublink_endpoint_over_memory']}×** (goal ≤ 1.5×; the endpoint is read once, before the first "
+              "question, so a question sends no query)."]
+    if "large" in d:
+        big = d["large"]
+        lines += ["", f"The largest graph loaded: GV3 ×{big['factor']} (`hublab.graph.synthetic`, a {big['file_mb']} "
+                  f"MB Turtle file, {big['read_file']['triples']:,} triples), each read in a fresh process:", ""]
+        lines += _table(["GV3 ×" + str(big["factor"]), "seconds", "peak RSS (MB)"], [
+            ["`oxigraph load`", big["oxigraph_load_s"], None],
+            ["HubLab reads the file", big["read_file"]["load_s"], big["read_file"]["peak_rss_mb"]],
+            ["HubLab reads the endpoint", big["read_endpoint"]["load_s"], big["read_endpoint"]["peak_rss_mb"]]])
+    return lines
+
+
+def run(d: dict) -> list[str]:
+    lines = [f"`hublab run {d['pipeline']} --graph {d['graph']} --dataset {d['dataset']} --limit N` as a whole "
+             "process (`bench/bench_run.py`): start-up and time per further question.", ""]
+    lines += _table(["--limit", "wall (s)", "start-up (s)"], [[c["limit"], c["wall_s"], c.get("startup_s")]
+                                                             for c in d["command"]])
+    lines += ["", f"Per further question: {d['command_slope_s_per_question']} s (in process, warm: "
+              + ", ".join(f"{k} {v['wall_mean_s']} s" for k, v in d["in_process"].items()) + ")."]
+    return lines
+
+
+def tune_all(d: dict) -> list[str]:
+    lines = [f"`hublab tune-all --n-trials {d['n_trials']} --jobs {d['jobs']}` (`bench/bench_tune_all.py`): "
+             f"**{d['total_s']:.0f} s** in all.", ""]
+    rows = [[m["method"], m["trials"], m["wall_s"], m["s_per_trial"], round(m["default_map10"], 4),
+             round(m["best_map10"], 4)] for m in d["methods"]]
+    return lines + _table(["method", "trials", "wall (s)", "s/trial", "default MAP@10", "best MAP@10"], rows)
+
+
+def protocol(d: dict) -> list[str]:
+    lines = [f"{d['pipeline']} on every graph (`bench/bench_quality.py`): quality, and seconds per question of the "
+             "protocol's own loop.", ""]
+    rows = []
+    for g, v in d.items():
+        if isinstance(v, dict) and "metrics" in v:
+            m = v["metrics"].get("all (170)") or next(iter(v["metrics"].values()))
+            secs = [r["seconds"] for r in v.get("rows", []) if "seconds" in r]
+            rows.append([g, m.get("hit_at_10_triples"), m.get("map_at_10_triples"),
+                         round(sum(secs) / len(secs), 3) if secs else None])
+    return lines + _table(["graph", "Hits@10", "MAP@10", "s/question"], rows)
+
+
+RENDERERS: dict[str, tuple[str, Callable[[dict], list[str]]]] = {
+    "endpoint.json": ("A graph over a SPARQL endpoint", endpoint),
+    "run.json": ("Start-up and time per question", run),
+    "tune_all.json": ("Every method tuned with the same budget", tune_all),
+    "protocol.json": ("HubLink on every graph variant", protocol),
+    "protocol_finetuned.json": ("HubLink with the fine-tuned embedder", protocol),
+}
+
+
+def render() -> str:
+    out = ["# Benchmarks", "",
+           "Generated by `scripts/benchmarks_md.py` from `reports/bench/*.json`; do not edit by hand. Each section "
+           "says what was measured, on which machine and when. Figures of cost against graph size: "
+           "[scale](scale.md); on a GPU: [gpu](gpu.md).", ""]
+    for path in sorted(BENCH.glob("*.json")):
+        data = json.loads(path.read_text())
+        title, fn = RENDERERS.get(path.name, (path.stem, None))
+        out += [f"## {title}", "", f"*Machine: {_machine(data)}. Date: {_date(path, data)}. "
+                f"Source: `reports/bench/{path.name}`.*", ""]
+        out += fn(data) if fn else ["(no renderer for this file yet: its figures are in the JSON)"]
+        out += [""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def main() -> int:
+    text = render()
+    if "--check" in sys.argv:
+        if not OUT.exists() or OUT.read_text() != text:
+            print(f"{OUT} is out of date: run .venv/bin/python scripts/benchmarks_md.py", file=sys.stderr)
+            return 1
+        return 0
+    OUT.write_text(text)
+    print(f"wrote {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
