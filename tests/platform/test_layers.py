@@ -23,7 +23,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("tracking",),  # MLflow logging, called by the runs
     ("experiment", "training", "preflight", "mlflow_eval"),  # runs: RunRequest, runner, comparison, training
     ("tuning",),  # studies over runs
-    ("cli",),
+    ("cli", "api"),  # the command line and the Python API: two doors onto the same layers
     ("testing",),  # the retriever contract, shipped for plugins' tests (hublab.testing)
 )
 RANK = {package: i for i, layer in enumerate(LAYERS) for package in layer}
