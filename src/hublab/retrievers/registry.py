@@ -22,6 +22,39 @@ from hublab.retrievers.base import Resources, Retriever, check_params_declaratio
 
 _CACHE: dict[str, type[Retriever]] = {}
 _PLUGINS: dict[str, type[Retriever]] = {}
+#: the entry-point group through which an installed package adds methods (docs/adding-a-retriever.md)
+ENTRY_POINT_GROUP = "hublab.retrievers"
+_ENTRY_POINTS: dict[str, Any] = {}
+_SCANNED: list[bool] = []
+
+
+def _entry_points() -> dict[str, Any]:
+    """name → entry point of every installed plugin method (``[project.entry-points."hublab.retrievers"]``), read
+    once per process; a plugin whose name is a built-in method's is refused, never silently shadowed."""
+    if not _SCANNED:
+        from importlib.metadata import entry_points
+
+        builtin = {m.name for m in pkgutil.iter_modules(methods.__path__) if not m.name.startswith("_")}
+        for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+            if ep.name in builtin:
+                raise InputError(f"the installed plugin {ep.value!r} names its method {ep.name!r}, a built-in method's "
+                                 f"name (entry point group {ENTRY_POINT_GROUP}): rename it")
+            _ENTRY_POINTS[ep.name] = ep
+        _SCANNED.append(True)
+    return _ENTRY_POINTS
+
+
+def _load_plugin(name: str) -> type[Retriever]:
+    ep = _entry_points()[name]
+    try:
+        cls = ep.load()
+    except Exception as exc:  # noqa: BLE001 - whatever the plugin's import raises, say which plugin it was
+        raise InputError(f"the plugin method {name!r} ({ep.value}) does not import: {type(exc).__name__}: {exc}",
+                         field="retriever.type") from None
+    if not (inspect.isclass(cls) and issubclass(cls, Retriever) and not inspect.isabstract(cls)):
+        raise InputError(f"the plugin method {name!r} ({ep.value}) is not a concrete hublab Retriever class",
+                         field="retriever.type")
+    return register(name)(cls)
 
 
 def register(name: str):
@@ -41,15 +74,18 @@ def register(name: str):
 
 
 def available(*, plugins: bool = True) -> list[str]:
-    """Every method name (the module names under ``retrievers/methods/``, plus registered plugins), sorted."""
+    """Every method name (the module names under ``retrievers/methods/``, plus registered and installed plugins:
+    the ``hublab.retrievers`` entry points), sorted."""
     names = {m.name for m in pkgutil.iter_modules(methods.__path__) if not m.name.startswith("_")}
-    return sorted(names | (set(_PLUGINS) if plugins else set()))
+    return sorted(names | (set(_PLUGINS) | set(_entry_points()) if plugins else set()))
 
 
 def get_retriever_class(name: str) -> type[Retriever]:
     """The one concrete :class:`Retriever` subclass defined in ``retrievers/methods/<name>``."""
     if name in _PLUGINS:
         return _PLUGINS[name]
+    if name in _entry_points():
+        return _load_plugin(name)
     if name in _CACHE:
         return _CACHE[name]
     known = available()
@@ -86,7 +122,8 @@ def build_retriever(name: str, resources: Resources, params: dict[str, Any], *,
 
 def default_pipelines(root: Path) -> list[Path]:
     """The default comparison (``hublab report compare``, ``hublab tune-all``): every registered method whose class
-    names a ``default_pipeline`` that exists under ``<root>/pipelines/``, ordered by ``compare_group``, then name."""
+    names a ``default_pipeline`` that exists under ``<root>/pipelines/`` (a plugin names its own file by an absolute
+    path, inside its package), ordered by ``compare_group``, then name."""
     found = []
     for name in available():
         cls = get_retriever_class(name)
