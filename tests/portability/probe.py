@@ -3,7 +3,8 @@
 Embeds a fixed text set with the project's MiniLM embedder, indexes a 4-paper subgraph of the ORKG GV3 export
 with LLM-free HubLink (the pipeline's factories, a Milvus Lite file in ``argv[1]``) and prints, as JSON, the
 sha256 of the embeddings, the raw float32 forward pass (the control: not made portable) and, unless ``argv[2]`` is
-``embed``, HubLink's ranked output for a few questions with both strategies on a 2-paper subgraph."""
+``embed``, HubLink's ranked output for a few questions with both strategies on a 2-paper subgraph and the sha256 of
+every file of its index folder."""
 
 from __future__ import annotations
 
@@ -64,6 +65,10 @@ def main(tmp: Path, mode: str = "full") -> dict:
         for topic in (None, "R659055"):
             res_q = r.retrieve(q, topic_entity_id=topic)
             ranked[f"{topic}|{q}"] = [[c.text, c.score] for c in res_q.contexts]
+    r.resources.vector_store.close()  # settles the engine's files, as a process exit does
+    # the index folder's bytes, as DVC hashes an index stage's output (issue #42: the same dvc.lock on any CPU)
+    out["index_files"] = {str(f.relative_to(tmp)): hashlib.sha256(f.read_bytes()).hexdigest()
+                          for f in sorted(tmp.rglob("*")) if f.is_file()}
     return out
 
 

@@ -65,3 +65,5 @@ def test_embeddings_and_ranked_lists_are_identical(probes, name):
     assert len(base["ranked"]) == 8 and all(base["ranked"].values())
     for key, ranked in base["ranked"].items():
         assert other["ranked"][key] == ranked, key
+    # the index a DVC stage would hash: byte-identical files under another BLAS kernel and thread count
+    assert len(base["index_files"]) >= 3 and other["index_files"] == base["index_files"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hublab.embedding.base import Embedder
+from hublab.embedding.base import Embedder, on_grid
 
 
 class CachedEmbedder(Embedder):
@@ -44,7 +44,7 @@ class CachedEmbedder(Embedder):
     def _open(self) -> sqlite3.Connection:
         """The sqlite table (opened once; call with ``self._lock`` held)."""
         if self._db is None:
-            safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in self.vectors_id)
+            safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in self.inner.cache_id)
             path = self._cache_dir / "embeddings" / f"{safe}-{self.inner.dim}.sqlite"
             path.parent.mkdir(parents=True, exist_ok=True)
             db = sqlite3.connect(str(path), check_same_thread=False, timeout=60)
@@ -54,7 +54,7 @@ class CachedEmbedder(Embedder):
         return self._db
 
     def _key(self, text: str) -> str:
-        return hashlib.sha256(f"{self.vectors_id}\x00{text}".encode()).hexdigest()
+        return hashlib.sha256(f"{self.inner.cache_id}\x00{text}".encode()).hexdigest()
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
@@ -87,4 +87,8 @@ class CachedEmbedder(Embedder):
         if len(mem) + len(found) > self.mem_entries:
             mem.clear()
         mem.update(found)
-        return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
+        stacked = np.stack([found[k] for k in keys])
+        # entries stored before the grid (or by an embedder that does not round) are rounded on the way out, so a
+        # cached vector and a fresh one of the same text are the same bytes
+        return on_grid(stacked) if self.inner.vectors_id != self.inner.cache_id else stacked.astype(np.float32,
+                                                                                                   copy=False)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hublab.embedding.base import Embedder
+from hublab.embedding.base import GRID_BITS, Embedder, on_grid
 from hublab.errors import HubLabError
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -168,10 +168,17 @@ class SentenceTransformerEmbedder(Embedder):
         return self._dim
 
     @property
-    def vectors_id(self) -> str:
-        """``<name>@fp64`` for the portable CPU vectors (``embed``), so caches and indices of float32-forward
-        vectors are not reused; ``<name>@b256`` on a GPU (large batches: see ``embed``)."""
+    def cache_id(self) -> str:
+        """``<name>@fp64`` for the portable CPU forward pass (``embed``), so caches of float32-forward vectors are not
+        reused; ``<name>@b256`` on a GPU (large batches: see ``embed``). A cache stores these and rounds them onto
+        the grid on the way out, so vectors cached before the grid was introduced stay valid."""
         return f"{self.name}@fp64" if self.device == "cpu" else f"{self.name}@b{GPU_BATCH}"
+
+    @property
+    def vectors_id(self) -> str:
+        """:attr:`cache_id` plus the grid the vectors are rounded to (``@fp64q20``): what indices key on, so an
+        index of unrounded vectors is rebuilt, never reused."""
+        return f"{self.cache_id}q{GRID_BITS}"
 
     @property
     def large_batches(self) -> bool:
@@ -235,7 +242,7 @@ class SentenceTransformerEmbedder(Embedder):
             vecs = self._model.encode(unique, batch_size=GPU_BATCH, normalize_embeddings=False,
                                       show_progress_bar=False, convert_to_numpy=True)
             row = {t: i for i, t in enumerate(unique)}
-            return unit_float32(vecs)[[row[t] for t in texts]]
+            return on_grid(unit_float32(vecs)[[row[t] for t in texts]])
         tok = self._model.tokenizer
         by_len: dict[int, list[str]] = {}
         for t in unique:
@@ -251,7 +258,7 @@ class SentenceTransformerEmbedder(Embedder):
                                           show_progress_bar=False, convert_to_numpy=True)
                 for t, v in zip(chunk, unit_float32(vecs[:n]), strict=True):
                     vec_of[t] = v
-        return np.stack([vec_of[t] for t in texts]).astype(np.float32, copy=False)
+        return on_grid(np.stack([vec_of[t] for t in texts]))
 
 
 def unit_float32(vectors) -> np.ndarray:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from hublab.datasets.catalog import check_golden_ids, is_dataset_file, load_dataset, resolve_statements
@@ -229,8 +230,9 @@ def _answer_pending(req: RunRequest, rec: RunRecorder, pipeline: Any, plan: _Pla
         out.carbon = CarbonTracker(str(req.settings.section("tracking").get("country_iso_code", "DEU")),
                                    enabled=req.track_carbon, output_dir=str(ckpt.dir))
     try:
+        # on stderr: stdout is the command's result (``--json``: a comparison's JSON was preceded by the bars)
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                      TimeRemainingColumn(), disable=not req.progress) as bar, \
+                      TimeRemainingColumn(), disable=not req.progress, console=Console(stderr=True)) as bar, \
                 rec.tracer(enabled=req.trace and bool(pending)) as tracer:
             task = bar.add_task(f"{req.cfg.name} on {req.dataset}", total=len(pairs),
                                 completed=len(pairs) - len(pending))
