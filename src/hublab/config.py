@@ -130,8 +130,14 @@ class Settings:
                 return Path(os.path.relpath(named)) if named.is_relative_to(Path.cwd().resolve()) else named
         except OSError:  # a name the file system refuses (too long ...): the loader says what is wrong with it
             return path
-        names = ", ".join(p.stem for p in self.pipeline_files()) or "none (no pipelines/*.yaml)"
-        what = "pipeline file not found" if path.suffix in (".yaml", ".yml") else f"pipeline not found: {str(arg)!r}"
+        stems = [p.stem for p in self.pipeline_files()]
+        names = ", ".join(stems) or "none (no pipelines/*.yaml)"
+        import difflib
+
+        close = difflib.get_close_matches(path.stem, stems, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        what = ("pipeline file not found" if path.suffix in (".yaml", ".yml") else f"pipeline not found: {str(arg)!r}")
+        what += hint
         raise InputError(f"{what}; valid names (hublab list): {names}, or a path to a pipeline YAML",
                          file=str(path) if path.suffix in (".yaml", ".yml") else None)
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+import typer.core
 from typer.core import TyperCommand
 
 app = typer.Typer(
@@ -29,6 +30,20 @@ def _options(verbose: bool = typer.Option(False, "-v", "--verbose", help="INFO l
         from hublab.env import set_verbosity
 
         set_verbosity(True)
+
+
+def _type_column(self, ctx) -> str | None:
+    """The help's type column: a flag shows none, an option its metavar or its name in capitals (``GRAPH``), never
+    typer's ``<str>`` or ``<bool>`` placeholders."""
+    if getattr(self, "is_flag", False) or getattr(self, "is_bool_flag", False):
+        return None
+    if self.metavar is not None:
+        return self.metavar
+    return (self.name or "").upper() or None
+
+
+typer.core.TyperOption.display_type_rich = _type_column  # type: ignore[method-assign]
+typer.core.TyperArgument.display_type_rich = lambda self, ctx: None  # type: ignore[method-assign] # its name shows
 
 
 # Every command that builds a pipeline takes the same endpoint override: any OpenAI-compatible server
