@@ -499,10 +499,10 @@ def check_run(pipeline: Path, graph: str, dataset: str | None, *, settings: Any,
             errors.append(damaged)
     pairs = None
     if dataset is not None:
-        from hublab.datasets.catalog import duplicate_uids, load_dataset
+        from hublab.datasets.catalog import duplicate_uids, is_dataset_file, load_dataset
 
         pairs = _catch(errors, load_dataset, settings, dataset)
-        if pairs:
+        if pairs and is_dataset_file(dataset):  # a built-in set's quirks are said once, by `hublab data datasets`
             for uid, rows in duplicate_uids(pairs).items():
                 out.warnings.append(f"dataset {dataset}: uid {uid!r} appears in rows {rows}; each row is run and "
                                     "scored as its own question")

@@ -12,9 +12,10 @@ from rich.console import Console
 from rich.table import Table
 
 from hublab.atomic import write_text_atomic
+from hublab.cli.run_table import summary_rows
 from hublab.datasets.catalog import load_dataset
 from hublab.errors import HubLabError
-from hublab.evaluation.names import HITS_AT_10, KEY_METRICS, MAP_AT_10
+from hublab.evaluation.names import HITS_AT_10, MAP_AT_10
 from hublab.llm.endpoints import llm_endpoints
 from hublab.llm.estimate import estimate
 from hublab.preflight import bound_tracking_retries, tracking_problem
@@ -73,10 +74,8 @@ def print_summary(req, s, as_json: bool, per_question: bool = False):
                     f"— MLflow run {s.run_id}")
     t.add_column("metric")
     t.add_column("value", justify="right")
-    for m in (*KEY_METRICS, "runtime", "index_build_s", "llm_tokens", "emissions", "n_errors", "n_empty_results",
-              "n_llm_errors", "n_llm_retries", "n_llm_fallbacks", "llm_cost", "n_degraded", "failure_share"):
-        if m in s.metrics:
-            t.add_row(m, f"{s.metrics[m]:.4f}")
+    for label, value in summary_rows(s.metrics):
+        t.add_row(label, value)
     con.print(t)
     for m, why in s.skipped_metrics.items():
         con.print(f"[yellow]skipped[/yellow] {m}: {why}")
