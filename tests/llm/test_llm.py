@@ -107,6 +107,20 @@ def test_cache_is_shared_across_instances_and_keyed_by_prompt(stub, tmp_path, mo
     assert b"sk-do-not-leak" not in (tmp_path / "llm" / "cache.sqlite").read_bytes()
 
 
+def test_an_answer_that_echoes_the_key_is_stored_without_it(stub, tmp_path, monkeypatch):
+    """Issue #45: against an endpoint that echoes the Authorization header, the cache stored ``Bearer sk-…`` in
+    clear. A key of any shape (here one no pattern knows) and a bearer token are masked before anything is stored."""
+    monkeypatch.setenv("STUB_KEY", "plain-key-value-42")
+    _Script.script = [("ok", "you sent Authorization: Bearer plain-key-value-42 and sk-proj-abcdefgh12345 too")]
+    cfg = {"backend": "openai", "model": "m", "base_url": stub, "api_key_env": "STUB_KEY", "max_retries": 0}
+    r = build_llm(cfg, cache_dir=tmp_path).complete("echo?")
+    assert "plain-key-value-42" in r.text  # the live answer is the endpoint's; only what is stored is scrubbed
+    stored = b"".join(f.read_bytes() for f in sorted((tmp_path / "llm").iterdir()))  # the database and its WAL
+    assert b"plain-key-value-42" not in stored and b"sk-proj-abcdefgh" not in stored and b"***" in stored
+    again = build_llm(cfg, cache_dir=tmp_path).complete("echo?")
+    assert again.cached and "plain-key-value-42" not in again.text
+
+
 @pytest.mark.llama
 def test_llamacpp_server_is_openai_compatible_and_stops():
     need_module("llama_cpp")

@@ -97,6 +97,11 @@ class LLM(ABC):
     def trace_kind(self) -> str:
         return self.span_kind
 
+    def secret_values(self) -> list[str]:
+        """The credentials this backend sends (API keys read from the environment), so that whatever is stored of
+        its answers can be scrubbed of them even where an endpoint echoes them back. None by default."""
+        return []
+
     def cache_identity(self, prompt: str, *, json_schema: dict | None, max_tokens: int,
                        system: str | None) -> dict[str, Any]:
         """Everything that determines the answer to this call: the cache keys on it (``llm/cache.py``). Default:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hublab.llm.base import LLM, LLMResponse
+from hublab.redact import MASK, redact
 
 
 @dataclass
@@ -37,9 +38,21 @@ class CachedLLM(LLM):
     def trace_kind(self) -> str:
         return self.inner.trace_kind()
 
+    def secret_values(self) -> list[str]:
+        return self.inner.secret_values()
+
     def _key(self, prompt, json_schema, max_tokens, system) -> str:
         ident = self.inner.cache_identity(prompt, json_schema=json_schema, max_tokens=max_tokens, system=system)
         return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()
+
+    def _scrub(self, blob: str) -> str:
+        """No stored byte holds a key (issue #45): an endpoint that echoes the request's ``Authorization`` header
+        put ``Bearer sk-…`` into its answer, and the cache stored it in clear. Masked here: every credential
+        :func:`hublab.redact.redact` knows by its shape, and the backend's own keys by their value."""
+        out = redact(blob)
+        for value in self.inner.secret_values():
+            out = out.replace(value, MASK)
+        return out
 
     def _complete(self, prompt, *, json_schema, max_tokens, system) -> LLMResponse:
         key = self._key(prompt, json_schema, max_tokens, system)
@@ -51,8 +64,8 @@ class CachedLLM(LLM):
                                data=d.get("data"))
         resp = self.inner._complete(prompt, json_schema=json_schema, max_tokens=max_tokens, system=system)
         if resp.error is None:  # never cache failures: a retry later may succeed
-            blob = json.dumps({"text": resp.text, "pt": resp.prompt_tokens, "ct": resp.completion_tokens,
-                               "data": resp.data})
+            blob = self._scrub(json.dumps({"text": resp.text, "pt": resp.prompt_tokens, "ct": resp.completion_tokens,
+                                           "data": resp.data}))
             with self._dblock:
                 self._db.execute("INSERT OR REPLACE INTO llm (key, resp) VALUES (?, ?)", (key, blob))
                 self._db.commit()

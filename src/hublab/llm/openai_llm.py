@@ -96,6 +96,11 @@ class OpenAICompatibleLLM(LLM):
     def family(self) -> str:
         return family_for(self.model, self.base_url)
 
+    def secret_values(self) -> list[str]:
+        env = self.api_key_env or ("OPENAI_API_KEY" if is_openai_endpoint(self.base_url) else None)
+        key = os.environ.get(env) if env else None
+        return [key] if key and len(key) >= 6 else []
+
     def client(self):
         if self._client is None:
             from openai import OpenAI
