@@ -137,8 +137,7 @@ class Settings:
         close = difflib.get_close_matches(path.stem, stems, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         what = ("pipeline file not found" if path.suffix in (".yaml", ".yml") else f"pipeline not found: {str(arg)!r}")
-        what += hint
-        raise InputError(f"{what}; valid names (hublab list): {names}, or a path to a pipeline YAML",
+        raise InputError(f"{what}; valid names (hublab list): {names}, or a path to a pipeline YAML{hint}",
                          file=str(path) if path.suffix in (".yaml", ".yml") else None)
 
     def graph_for_dataset(self, name: str) -> str:

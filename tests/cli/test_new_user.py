@@ -130,7 +130,7 @@ def test_run_prints_the_predictions_file_and_with_per_question_a_row_per_questio
     assert not predictions.is_absolute() and predictions.parts[:2] == ("outputs", "runs")
     assert predictions.name == "predictions.jsonl" and (small_project / predictions).is_file()
     records = [json.loads(r) for r in (small_project / predictions).read_text().splitlines()]
-    assert "per question" not in out  # the table only on request
+    assert "per question (" not in out  # the per-question table only on request
     code, out, err = invoke_cli([*args, "--per-question"])  # resumed: nothing recomputed
     assert code == 0, err[-2000:]
     body = out[out.index("per question (3)"):]
