@@ -87,8 +87,8 @@ echo "quickstart: [4/4] summary, and the committed comparison of every LLM-free 
 echo
 .venv/bin/python -m hublab.cli report summary
 echo
-.venv/bin/python -m hublab.cli report publish || fail "report publish" $?
-printf 'quickstart: done in %ss (full output: %s)\n' "$((SECONDS - T0))" "$LOG" >&2
-echo "MLflow UI: .venv/bin/mlflow ui --backend-store-uri sqlite:///mlruns/mlflow.db   (then open http://127.0.0.1:5000)"
 echo "Every LLM-free method side by side: reports/summary/methods.md (recomputed by .venv/bin/dvc repro compare)"
 echo "Parameter study (thesis OFAT on reduced GV1): .venv/bin/dvc repro tune"
+printf 'quickstart: done in %ss (full output: %s)\n' "$((SECONDS - T0))" "$LOG" >&2
+# last: the link to the comparison's view in MLflow (what to open first)
+.venv/bin/python -m hublab.cli report publish || fail "report publish" $?
