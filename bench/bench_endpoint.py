@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests"))  # local_procs: free port, process-group stop
 
-from local_procs import free_port, stop_group  # noqa: E402
+from support.local_procs import free_port, stop_group  # noqa: E402
 
 PY = sys.executable
 OXIGRAPH = Path(PY).parent / "oxigraph"

@@ -1,5 +1,5 @@
 """What ``bench_scale.py --store uri`` needs around a Milvus standalone server: start one per size (the tests'
-launcher, ``tests/milvus_servers.py``), sample its process tree's RSS, wait until its vector index covers every
+launcher, ``tests/support/milvus_servers.py``), sample its process tree's RSS, wait until its vector index covers every
 row, measure its data folder, and check the approximate index against exact search.
 
 Exact search for the check comes from a copy of the inserted vectors in a file-backed array (``VectorCopy``): the
@@ -20,10 +20,10 @@ TOKEN_ENV = "HUBLAB_BENCH_MILVUS_TOKEN"
 
 
 def start_server(base: Path):
-    """A Milvus 2.3.5 standalone server on 127.0.0.1 with its data under ``base`` (``tests/milvus_servers.py``:
+    """A Milvus 2.3.5 standalone server on 127.0.0.1 with its data under ``base`` (``tests/support/milvus_servers.py``:
     its own process group, its own etcd ports, readiness by a pymilvus round trip)."""
     sys.path.insert(0, str(ROOT / "tests"))
-    from milvus_servers import start_milvus_server
+    from support.milvus_servers import start_milvus_server
 
     return start_milvus_server(base, timeout=300)
 

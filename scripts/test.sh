@@ -8,7 +8,7 @@
 # worker more than the 2 cores of CI keeps both busy). --dist loadgroup keeps the tests of one session server
 # (llama.cpp, Milvus standalone, MLflow, PostgreSQL: tests/conftest.py SERVER_GROUPS) on one worker, so each
 # server starts once a run. Each test process runs one torch/OpenMP thread and the test llama.cpp models one
-# (tests/conftest.py, tests/llm_servers.py): with more, the libraries' workers spin for cores the other workers hold,
+# (tests/conftest.py, tests/support/llm_servers.py): with more, the libraries' workers spin for cores the other workers hold,
 # which doubled the full tier. Every run ends with its 15 slowest tests and its wall time; every test's time (set-up,
 # call, tear-down) and CPU seconds (cpu_s) is kept in .cache/junit.xml (pytest's JUnit XML) for a closer look at where a run's time went.
 set -euo pipefail

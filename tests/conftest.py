@@ -26,12 +26,12 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 import pytest  # noqa: E402 - after the thread setting above
 
 from hublab.env import apply_offline_defaults
-from hublink_fixtures import hublink_gv3_small  # noqa: F401 - the indexed 10-paper GV3 subgraph
-from llm_servers import fault_server, llama_server  # noqa: F401 - shared fixtures (one llama.cpp server a session)
-from milvus_servers import milvus_lite_uri, milvus_standalone, milvus_token  # noqa: F401 - one of each a session
-from mlflow_servers import mlflow_project, mlflow_server  # noqa: F401 - one mlflow server a session
-from oxigraph_servers import oxigraph  # noqa: F401 - Oxigraph SPARQL servers, one per RDF file a session
-from real_parts import CI, missing, need_module
+from support.hublink_fixtures import hublink_gv3_small  # noqa: F401 - the indexed 10-paper GV3 subgraph
+from support.llm_servers import fault_server, llama_server  # noqa: F401 - shared fixtures (one llama.cpp server a session)
+from support.milvus_servers import milvus_lite_uri, milvus_standalone, milvus_token  # noqa: F401 - one of each a session
+from support.mlflow_servers import mlflow_project, mlflow_server  # noqa: F401 - one mlflow server a session
+from support.oxigraph_servers import oxigraph  # noqa: F401 - Oxigraph SPARQL servers, one per RDF file a session
+from support.real_parts import CI, missing, need_module
 
 apply_offline_defaults()
 

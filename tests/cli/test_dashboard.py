@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from local_procs import free_port, stop_group
+from support.local_procs import free_port, stop_group
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 

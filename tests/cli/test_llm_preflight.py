@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from llm_servers import ModelsServer
-from local_procs import free_port
+from support.llm_servers import ModelsServer
+from support.local_procs import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 

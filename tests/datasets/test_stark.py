@@ -7,7 +7,6 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from baseline_support import ScriptedLLM
 from conftest import shared_embedding_cache
 from hublab.datasets.stark.skb import SkbKnowledgeGraph, load_qa
 from hublab.datasets.stark.synthetic import write_synthetic_skb
@@ -16,6 +15,7 @@ from hublab.evaluation.stark import query_metrics
 from hublab.experiment.stark_eval import evaluate, ranked_node_ids
 from hublab.retrievers.base import Resources
 from hublab.retrievers.registry import build_retriever
+from support.baseline_support import ScriptedLLM
 
 
 @pytest.fixture(scope="session")

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from hublab.evaluation.generation import GenerationEvaluator
-from llm_servers import TEST_LLAMA_THREADS
-from real_parts import need_module
+from support.llm_servers import TEST_LLAMA_THREADS
+from support.real_parts import need_module
 
 ROW = {"question": "In which venue was the paper 'X' published?",
        "generated_answer": "The paper X was published at ICSA.",

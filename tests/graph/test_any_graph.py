@@ -155,7 +155,7 @@ def test_a_hub_type_without_instances_names_the_graphs_types(example):
 
 
 def test_an_endpoint_that_is_down_is_one_line_in_bounded_time():
-    from local_procs import free_port
+    from support.local_procs import free_port
 
     url = f"http://reader:s3cret-pass@127.0.0.1:{free_port()}/query"
     start = time.monotonic()

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from baseline_support import make_embedder
 from hublab.llm.factory import build_llm
 from hublab.pipeline import prompts as pipe_prompts
 from hublab.retrievers.methods.hublink import prompts
 from hublab.retrievers.methods.hublink.answer import llm_filter
 from hublab.retrievers.methods.hublink.question import process_question
+from support.baseline_support import make_embedder
 
 QUESTION = "Which papers have been published by SpringerLink in 2020?"
 TRIPLES = [("(R1:Paper A, publisher, L1:SpringerLink)", 0.9), ("(R1:Paper A, publication year, L2:2020)", 0.8),

@@ -1,6 +1,6 @@
 """The OpenAI-compatible backend over real HTTP: requests per model family, the full-request cache key, faults on
 the wire (500, hang, malformed JSON, rejected parameter, connection refused), cost, and the endpoint override.
-Servers come from ``tests/llm_servers.py`` (a fault-injecting stdlib server and the real llama.cpp server)."""
+Servers come from ``tests/support/llm_servers.py`` (a fault-injecting stdlib server and the real llama.cpp server)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from hublab.llm import factory
 from hublab.llm.factory import build_llm
-from llm_servers import FaultServer, closed_port_url
+from support.llm_servers import FaultServer, closed_port_url
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from llm_servers import ModelsServer, closed_port_url
+from support.llm_servers import ModelsServer, closed_port_url
 
 REPO = Path(__file__).resolve().parents[2]
 SDK_VARS = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID")

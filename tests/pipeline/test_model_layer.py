@@ -13,8 +13,8 @@ from hublab.embedding.factory import build_embedder
 from hublab.errors import HubLabError, InputError
 from hublab.llm.factory import build_llm
 from hublab.vectorstore.factory import build_vector_store
-from llm_servers import TEST_LLAMA_THREADS
-from real_parts import need_module
+from support.llm_servers import TEST_LLAMA_THREADS
+from support.real_parts import need_module
 
 
 @pytest.fixture(scope="session")

@@ -22,8 +22,8 @@ from string import Template
 
 import pytest
 
-from mlflow_servers import MLFLOW, start_mlflow_server, stop_mlflow_server
-from real_parts import need_module
+from support.mlflow_servers import MLFLOW, start_mlflow_server, stop_mlflow_server
+from support.real_parts import need_module
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "scale-out.md"
@@ -123,7 +123,7 @@ def test_tune_workers_with_mlflow_milvus_and_optuna_on_servers(tmp_path, shared,
     values = {"MLFLOW_DB": dbs[f"mlflow_{tag}"], "OPTUNA_DB": dbs[f"optuna_{tag}"],
               "ARTIFACTS": str(tmp_path / "mlartifacts"), "MILVUS_DATA": str(milvus_standalone.data),
               "MILVUS_PORT": milvus_standalone.uri.rsplit(":", 1)[1]}
-    # the Milvus server is the session's (tests/milvus_servers.py): the doc's command plus free etcd ports
+    # the Milvus server is the session's (tests/support/milvus_servers.py): the doc's command plus free etcd ports
     assert list(milvus_standalone.proc.args)[:5] == _argv(COMMANDS["milvus"], values)[:5]
     mlflow_server = start_mlflow_server(tmp_path / "mlflow", backend_store_uri=values["MLFLOW_DB"])
     procs: list[subprocess.Popen] = []

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from browser import need_chromium, render
-from real_parts import missing
+from support.browser import need_chromium, render
+from support.real_parts import missing
 
 ROOT = Path(__file__).resolve().parents[2]
 

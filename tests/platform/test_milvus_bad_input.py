@@ -13,8 +13,8 @@ import pytest
 from hublab.errors import HubLabError, InputError
 from hublab.vectorstore.factory import build_vector_store
 from hublab.vectorstore.milvus import MilvusVectorStore
-from local_procs import free_port
-from milvus_servers import start_milvus_server
+from support.local_procs import free_port
+from support.milvus_servers import start_milvus_server
 
 
 def _one_line(err: BaseException, *words: str) -> str:
@@ -166,7 +166,7 @@ def test_run_stops_when_the_server_goes_away_and_a_rerun_resumes(tmp_path, share
     from mlflow.tracking import MlflowClient
 
     from conftest import small_gv3_project
-    from mlflow_servers import parse_run_json
+    from support.mlflow_servers import parse_run_json
 
     n = 6
     root = small_gv3_project(tmp_path / "proj", shared, gv3_orkg_graph, monkeypatch, min_papers=10, n_questions=n)

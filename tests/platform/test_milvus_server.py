@@ -1,4 +1,4 @@
-"""Milvus by URI against separate server processes on 127.0.0.1 (tests/milvus_servers.py): on a real Milvus
+"""Milvus by URI against separate server processes on 127.0.0.1 (tests/support/milvus_servers.py): on a real Milvus
 standalone server (2.3.5) the native search and filter path answers correctly and whole retrievers give the same
 results as through a Lite file; behind ``milvus-lite server`` the store recognises the Lite engine (its filtered
 search can be truncated, so ``exact: auto`` searches it through the exact mirror)."""

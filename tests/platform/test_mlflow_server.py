@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-import mlflow_servers as M
+import support.mlflow_servers as M
 
 pytestmark = pytest.mark.slow  # mlflow server and hublab run subprocesses
 

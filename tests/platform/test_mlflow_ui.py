@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-import mlflow_servers as M
-from browser import need_chromium, render, visible_text
+import support.mlflow_servers as M
+from support.browser import need_chromium, render, visible_text
 
 HEADLINE = "recall_triples"  # MLflow name of a headline metric every run logs
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from baseline_support import MemoryVectorStore, ScriptedLLM
 from hublab.errors import InputError
 from hublab.graph.model import parse_triple_string
 from hublab.graph.rdf import RdfKnowledgeGraph
@@ -12,6 +11,7 @@ from hublab.retrievers.base import Resources
 from hublab.retrievers.components.fusion import rrf
 from hublab.retrievers.components.units import Unit, paper_subgraph, papers_under
 from hublab.retrievers.registry import build_retriever
+from support.baseline_support import MemoryVectorStore, ScriptedLLM
 
 ROOT = "R659055"
 PAPER = "R872741"
@@ -176,7 +176,7 @@ def test_four_step_focus_bad_input_gives_empty_result_with_reason(res, llm_out, 
 
 
 def test_difar_on_milvus_lite(res, tmp_path):
-    from baseline_support import make_vector_store
+    from support.baseline_support import make_vector_store
 
     store = make_vector_store(tmp_path / "difar.db")
     try:

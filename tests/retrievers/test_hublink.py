@@ -8,7 +8,6 @@ import math
 
 import pytest
 
-from baseline_support import make_vector_store
 from hublab.graph.model import Knowledge, Triple
 from hublab.graph.rdf import RdfKnowledgeGraph
 from hublab.llm.base import LLM, LLMResponse
@@ -16,8 +15,9 @@ from hublab.retrievers.base import Resources, RetrievalResult
 from hublab.retrievers.methods.hublink.hubs import HubDetector, all_hub_roots, hub_paths
 from hublab.retrievers.methods.hublink.search import Hub, HubSearch, PathHit, hub_score, prune_hubs
 from hublab.retrievers.registry import get_retriever_class
-from llm_servers import TEST_LLAMA_THREADS
-from real_parts import need_module
+from support.baseline_support import make_vector_store
+from support.llm_servers import TEST_LLAMA_THREADS
+from support.real_parts import need_module
 
 
 def K(uid: str, text: str, *types: str) -> Knowledge:

@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 import yaml
 
-from baseline_support import make_vector_store
 from hublab.graph.model import Knowledge, Triple
 from hublab.graph.rdf import RdfKnowledgeGraph
 from hublab.llm.base import LLM, LLMResponse
@@ -23,6 +22,7 @@ from hublab.retrievers.methods.hublink import prompts
 from hublab.retrievers.methods.hublink.hubs import HubDetector, find_hub_roots
 from hublab.retrievers.methods.hublink.search import HubSearch
 from hublab.retrievers.registry import get_retriever_class
+from support.baseline_support import make_vector_store
 
 ROOT = Path(__file__).resolve().parents[2]
 QUESTION = "Which research method does the self-adaptive systems survey use?"

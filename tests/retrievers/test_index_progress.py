@@ -9,12 +9,12 @@ import re
 
 import pytest
 
-from baseline_support import ScriptedLLM
 from hublab.graph.rdf import RdfKnowledgeGraph
 from hublab.retrievers.base import Resources
 from hublab.retrievers.methods.hublink.hubs import HubDetector, all_hub_roots, hub_paths
 from hublab.retrievers.registry import build_retriever
 from hublab.vectorstore.factory import build_vector_store
+from support.baseline_support import ScriptedLLM
 
 QUESTIONS = ["Which papers use a case study as research method?", "What venue published the survey in 2019?",
              "Who are the authors of the architecture paper?"]

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from baseline_support import make_vector_store
 from hublab.retrievers.base import Resources
 from hublab.retrievers.components.unit_text import PaperOf, text_tag, unit_text
 from hublab.retrievers.components.units import paper_triple_units, triple_units
 from hublab.retrievers.registry import build_retriever, get_retriever_class
 from hublab.testing.retriever_contract import tiny_graph
+from support.baseline_support import make_vector_store
 
 UNIT_METHODS = ("difar", "vss", "bm25", "hybrid", "four_step_focus")
 

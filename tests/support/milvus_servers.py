@@ -32,8 +32,8 @@ from pathlib import Path
 
 import pytest
 
-from local_procs import free_port, stop_group
-from real_parts import need_executable
+from support.local_procs import free_port, stop_group
+from support.real_parts import need_executable
 
 BIN = Path(sys.executable).parent
 MILVUS_SERVER = BIN / "milvus-server"

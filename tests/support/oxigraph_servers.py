@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from local_procs import free_port, stop_group
-from real_parts import need_executable
+from support.local_procs import free_port, stop_group
+from support.real_parts import need_executable
 
 OXIGRAPH = Path(sys.executable).parent / "oxigraph"
 

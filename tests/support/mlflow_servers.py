@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from local_procs import free_port, stop_group
+from support.local_procs import free_port, stop_group
 
 REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "src"

@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from real_parts import missing
+from support.real_parts import missing
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 BUDGET_MS = 15000  # virtual time for a page's scripts to fetch and render

@@ -20,8 +20,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from local_procs import free_port
-from real_parts import need_module
+from support.local_procs import free_port
+from support.real_parts import need_module
 
 MODES = ("ok", "500", "hang", "malformed", "reject_param", "bad_request")
 UNSUPPORTED_TEMPERATURE = "Unsupported parameter: 'temperature' is not supported with this model."
