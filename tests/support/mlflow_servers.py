@@ -25,7 +25,7 @@ import yaml
 
 from support.local_procs import free_port, stop_group
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]  # tests/support/ -> the repository
 SRC = REPO / "src"
 MLFLOW = Path(sys.executable).parent / "mlflow"
 GRAPH = "gv3_orkg"
