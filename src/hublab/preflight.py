@@ -490,6 +490,13 @@ def check_run(pipeline: Path, graph: str, dataset: str | None, *, settings: Any,
     from hublab.pipeline.resources import graph_source
 
     source = _catch(errors, graph_source, graph, settings)
+    if source is not None and not source.builtin:
+        # a user's file or endpoint is read here, once per process (the run reuses it), with a bar on a terminal:
+        # a large file parses for minutes
+        from hublab.pipeline.resources import load_graph
+        from hublab.progress import want_progress
+
+        source = source if _catch(errors, load_graph, graph, settings, progress=want_progress(None)) else None
     graph_ok = source is not None
     if out.cfg is not None and graph_ok:
         _catch(errors, apply_hub_types, out.cfg, hub_types or [], source, settings)
