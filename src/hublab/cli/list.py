@@ -23,6 +23,11 @@ def list_cmd(
     st = settings()
     graphs = [{"name": g, "built": st.graph_file(g).exists(), "file": str(st.graph_file(g).relative_to(st.root))}
               for g in st.graph_names()]
+    from hublab.graph.source import declared_graphs  # params.yaml user_graphs: a file (or endpoint) of the user's
+
+    graphs += [{"name": name, "built": not spec["source"].startswith(("http://", "https://"))
+                and (st.root / spec["source"]).exists(), "file": spec["source"]}
+               for name, spec in declared_graphs(st).items()]
     datasets = [{"name": d, "graph": st.graph_for_dataset(d), "built": st.dataset_file(d).exists()}
                 for d in st.dataset_names()]
     pipelines = [{"name": p.stem, "file": str(p.relative_to(st.root))} for p in st.pipeline_files()]
