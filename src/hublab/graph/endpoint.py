@@ -50,12 +50,11 @@ def shown(url: str) -> str:
     return redact(url)
 
 
+# COALESCE: DATATYPE(?o) is unbound for an IRI object, and an unbound argument would make the whole CONCAT unbound
 _FINGERPRINT = """SELECT (COUNT(*) AS ?n) (SUM(STRLEN(REPLACE(?h, "[0-7]", ""))) AS ?a)
   (SUM(STRLEN(REPLACE(?h, "[02468ace]", ""))) AS ?b)
-WHERE { ?s ?p ?o BIND(MD5(CONCAT(STR(?s), " ", STR(?p), " ", STR(?o), " ", DATATYPE(?o), LANG(?o))) AS ?h) }"""
-# DATATYPE(?o) is unbound for an IRI object, which makes CONCAT unbound: keep the IRI case bound as well
-_FINGERPRINT = _FINGERPRINT.replace('DATATYPE(?o), LANG(?o)',
-                                    'COALESCE(STR(DATATYPE(?o)), ""), COALESCE(LANG(?o), "")')
+WHERE { ?s ?p ?o BIND(MD5(CONCAT(STR(?s), " ", STR(?p), " ", STR(?o), " ", COALESCE(STR(DATATYPE(?o)), ""),
+  COALESCE(LANG(?o), ""))) AS ?h) }"""
 
 _PAGE = "CONSTRUCT {{ ?s ?p ?o }} WHERE {{ {{ SELECT ?s ?p ?o WHERE {{ ?s ?p ?o }} LIMIT {limit} OFFSET {offset} }} }}"
 

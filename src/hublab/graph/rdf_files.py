@@ -86,9 +86,9 @@ def read_rdf(path: Path, *, progress: bool = False) -> Graph:
         source = gzip.GzipFile(fileobj=stream) if path.name.lower().endswith(".gz") else stream
         target = Dataset() if fmt in _QUAD_FORMATS else Graph()
         target.parse(source=source, format=fmt)  # type: ignore[arg-type]
-    except (SyntaxError, ValueError, EOFError, OSError, UnicodeDecodeError, Exception) as exc:  # noqa: B014
-        if isinstance(exc, InputError):
-            raise
+    except InputError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - rdflib's parsers raise many kinds; each means the file is not valid
         raise InputError(f"not valid {fmt}: {_parser_message(exc)}", file=str(path), field="--graph") from None
     finally:
         raw.close()
