@@ -535,21 +535,29 @@ def check_run(pipeline: Path, graph: str, dataset: str | None, *, settings: Any,
     return out
 
 
+def hub_types_for(retriever_type: str, given: list[str], source: Any) -> list[str] | None:
+    """The hub types a run of this method on this graph uses: ``--hub-type`` (normalised), else the graph's declared
+    ones ([] = the method's default); None for a method without hub types, where ``--hub-type`` is refused."""
+    from hublab.graph.vocabulary import normalise_type
+    from hublab.retrievers.registry import get_retriever_class
+
+    if "hub_types" not in get_retriever_class(retriever_type).declared_params():
+        if given:
+            raise InputError(f"--hub-type applies to methods with hub types (HubLink); {retriever_type!r} has none",
+                             field="--hub-type")
+        return None
+    return [normalise_type(h) for h in given] or list(source.hub_types)
+
+
 def apply_hub_types(cfg: Any, given: list[str], source: Any, settings: Any) -> None:
     """Set the retriever's ``hub_types`` from ``--hub-type`` (or the graph's declared hub types), then check that
     each hub type it will use has instances in the graph (loaded here: the run loads it next anyway)."""
     from hublab.graph.base import PAPER_TYPE
     from hublab.graph.profile import hub_type_problem
-    from hublab.graph.vocabulary import normalise_type
     from hublab.pipeline.resources import load_graph
-    from hublab.retrievers.registry import get_retriever_class
 
-    takes = "hub_types" in get_retriever_class(cfg.retriever_type).declared_params()
-    wanted = [normalise_type(h) for h in given] or list(source.hub_types)
-    if given and not takes:
-        raise InputError(f"--hub-type applies to methods with hub types (HubLink); {cfg.retriever_type!r} has none",
-                         field="--hub-type")
-    if not takes:
+    wanted = hub_types_for(cfg.retriever_type, given, source)
+    if wanted is None:
         return
     if wanted:
         cfg.retriever_params["hub_types"] = wanted

@@ -74,25 +74,16 @@ def tune_cmd(
 
 
 def hub_type_overrides(pipeline: Path, graph: str | None, dataset: str, given: list[str]) -> dict[str, list[str]]:
-    """``--hub-type`` (or the graph's declared hub types) as the study's base override of HubLink's ``hub_types``;
-    refused for a method without hub types, as ``hublab run`` refuses it."""
+    """``--hub-type`` (or the graph's declared hub types) as the study's base override of HubLink's ``hub_types``,
+    decided as ``hublab run`` decides it (``preflight.hub_types_for``)."""
     from hublab.config import settings
-    from hublab.errors import InputError
-    from hublab.graph.vocabulary import normalise_type
     from hublab.pipeline.config import load_pipeline
     from hublab.pipeline.resources import graph_source
-    from hublab.retrievers.registry import get_retriever_class
+    from hublab.preflight import hub_types_for
 
     st = settings()
     cfg = load_pipeline(st.pipeline_file(pipeline))
-    takes = "hub_types" in get_retriever_class(cfg.retriever_type).declared_params()
-    if given and not takes:
-        raise InputError(f"--hub-type applies to methods with hub types (HubLink); {cfg.retriever_type!r} has none",
-                         field="--hub-type")
-    if not takes:
-        return {}
-    name = graph or st.graph_for_dataset(dataset)
-    wanted = [normalise_type(h) for h in given] or list(graph_source(name, st).hub_types)
+    wanted = hub_types_for(cfg.retriever_type, given, graph_source(graph or st.graph_for_dataset(dataset), st))
     return {"retriever.params.hub_types": wanted} if wanted else {}
 
 
