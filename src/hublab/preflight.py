@@ -536,37 +536,25 @@ def check_run(pipeline: Path, graph: str, dataset: str | None, *, settings: Any,
 
 
 def hub_types_for(retriever_type: str, given: list[str], source: Any) -> list[str] | None:
-    """The hub types a run of this method on this graph uses: ``--hub-type`` (normalised), else the graph's declared
-    ones ([] = the method's default); None for a method without hub types, where ``--hub-type`` is refused."""
-    from hublab.graph.vocabulary import normalise_type
-    from hublab.retrievers.registry import get_retriever_class
+    """The rule every door shares (``pipeline/hub_types.py``), re-exported for the CLI."""
+    from hublab.pipeline.hub_types import hub_types_for as rule
 
-    if "hub_types" not in get_retriever_class(retriever_type).declared_params():
-        if given:
-            raise InputError(f"--hub-type applies to methods with hub types (HubLink); {retriever_type!r} has none",
-                             field="--hub-type")
-        return None
-    return [normalise_type(h) for h in given] or list(source.hub_types)
+    return rule(retriever_type, given, source)
 
 
 def apply_hub_types(cfg: Any, given: list[str], source: Any, settings: Any) -> None:
     """Set the retriever's ``hub_types`` from ``--hub-type`` (or the graph's declared hub types), then check that
     each hub type it will use has instances in the graph (loaded here: the run loads it next anyway)."""
-    from hublab.graph.base import PAPER_TYPE
-    from hublab.graph.profile import hub_type_problem
+    from hublab.pipeline.hub_types import apply_hub_types as apply
+    from hublab.pipeline.hub_types import refuse_empty_hub_types
     from hublab.pipeline.resources import load_graph
 
-    wanted = hub_types_for(cfg.retriever_type, given, source)
-    if wanted is None:
+    if apply(cfg, given, source) is None:
         return
-    if wanted:
-        cfg.retriever_params["hub_types"] = wanted
     if source.builtin and not Path(source.location).exists():
         return  # not built yet: the runner says so
-    types = list(cfg.retriever_params.get("hub_types") or [PAPER_TYPE])
-    why = hub_type_problem(load_graph(source.arg, settings), types, source.shown)
-    if why:
-        raise InputError(why, field="--hub-type" if given or not source.builtin else "retriever.hub_types")
+    refuse_empty_hub_types(cfg, load_graph(source.arg, settings), source.shown,
+                           given=bool(given) or not source.builtin)
 
 
 def golden_id_check(out: Checked, pairs: list, dataset: str, graph: str, settings: Any, strict: bool) -> None:

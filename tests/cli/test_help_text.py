@@ -30,7 +30,9 @@ def _commands() -> list[list[str]]:
 
 @pytest.mark.parametrize("path", _commands(), ids=lambda p: " ".join(p) or "hublab")
 def test_help_shows_no_type_placeholders(path: list[str]):
-    res = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": "120", "TERMINAL_WIDTH": "120"})
+    # COLUMNS only: typer reads TERMINAL_WIDTH once, when typer.rich_utils is first imported, so setting it here
+    # fixed every later help in the same worker at 120 columns (a test asking for 250 then saw its rows cut)
+    res = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": "120"})
     assert res.exit_code == 0, res.output
     assert not re.search(r"<(str|bool|path|int|float|list\[[a-z]+\])", res.output), res.output
 

@@ -37,6 +37,7 @@ from hublab.experiment.identity import RunIdentity, run_identity
 from hublab.experiment.request import RunRequest
 from hublab.llm.base import llm_free
 from hublab.pipeline.config import PipelineConfig
+from hublab.pipeline.hub_types import apply_hub_types, refuse_empty_hub_types
 from hublab.pipeline.pipeline import build_pipeline
 from hublab.pipeline.resources import graph_source, load_graph
 from hublab.pipeline.validate import name_problem
@@ -126,6 +127,9 @@ def _run(req: RunRequest, on_question: OnQuestion | None) -> RunSummary:
                  budgets(req.cfg, req.question_timeout_s, req.run_timeout_s, req.max_failure_share))
     st = req.settings
     src = graph_source(req.graph, st)
+    # the graph's declared hub types, as every door decides them, before the run's identity is taken from the config
+    # (a caller that built the request without the preflight, e.g. `report compare --graph`, gets them too)
+    apply_hub_types(req.cfg, [], src)
     ident: RunIdentity = run_identity(req.config_hash, src.digest, dataset_file, graph=src.name,
                                       dataset=req.dataset, limit=req.limit, n_questions=len(pairs),
                                       n_total=len(all_pairs), experiment=req.experiment_name)
@@ -181,6 +185,7 @@ def _run_locked(req: RunRequest, plan: _Plan, ident: RunIdentity, ckpt: Checkpoi
     index_build_s: float | None = None
     if pending:
         pipeline = build_pipeline(req.cfg, req.graph, req.settings)
+        refuse_empty_hub_types(req.cfg, pipeline.retriever.resources.graph, req.graph)
         # a partial index is resumed (or refused), and one a method builds lazily is built, before any question
         # runs: timed apart, so the per-question runtime is the questions' own (the build is index_build_s)
         t_index = time.perf_counter()
