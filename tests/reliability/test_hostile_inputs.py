@@ -763,10 +763,13 @@ def test_a_key_in_a_url_query_or_fragment_reaches_no_log_artifact_or_console(pro
     assert "X-Amz-Signature=***" in preds
 
 
-@pytest.mark.slow  # a `hublab` subprocess interrupted with SIGINT, then resumed
-def test_ctrl_c_during_a_run_says_that_the_same_command_resumes(base: Path, tmp_path: Path):
-    """SIGINT (Ctrl-C) while ``hublab run`` works: exit 130 and one line saying the MLflow run is KILLED and that the
-    same command resumes; rerunning the same command then finishes that run (it said so, it does so)."""
+@pytest.mark.slow  # a `hublab` subprocess interrupted with a signal, then resumed
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM", "SIGHUP"])
+def test_ctrl_c_during_a_run_says_that_the_same_command_resumes(base: Path, tmp_path: Path, signame: str):
+    """SIGINT (Ctrl-C), SIGTERM (kill, a service manager's stop) or SIGHUP (a closed terminal) while ``hublab run``
+    works: exit 128 + the signal's number and one line naming it, saying the MLflow run is KILLED and that the same
+    command resumes; rerunning the same command then finishes that run, each question once."""
+    import json
     import signal
     import subprocess
 
@@ -786,12 +789,74 @@ def test_ctrl_c_during_a_run_says_that_the_same_command_resumes(base: Path, tmp_
         assert time.monotonic() < deadline, "the run never started"
         time.sleep(0.01)
     assert proc.poll() is None, "the run ended before it could be interrupted"
-    proc.send_signal(signal.SIGINT)
+    sig = getattr(signal, signame)
+    proc.send_signal(sig)
     _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, err[-3000:]
+    assert proc.returncode == 128 + sig, err[-3000:]
     assert "Traceback" not in err, err[-3000:]
     said = [line for line in err.splitlines() if line.startswith("interrupted")]
     assert len(said) == 1 and "rerun the same command to resume" in said[0] and "KILLED" in said[0], err[-3000:]
+    assert f"({'Ctrl-C' if signame == 'SIGINT' else signame})" in said[0], said
+    assert [s for _, s, _ in K.mlflow_runs(root)] == ["KILLED"], K.mlflow_runs(root)
     done = subprocess.run(args, cwd=root, env=K.env(root), capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stderr[-3000:]
     assert [s for _, s, _ in K.mlflow_runs(root)] == ["FINISHED"], K.mlflow_runs(root)
+    (ckpt,) = (root / "outputs" / "runs").glob("*/predictions.jsonl")
+    keys = [json.loads(line)["key"] for line in ckpt.read_text().splitlines() if line.strip()]
+    assert len(keys) == len(set(keys)) == 8, keys  # each question once, none lost
+
+
+@pytest.mark.parametrize("value", ["0", "-1"])
+@pytest.mark.parametrize("command", [["tune", BM25, "--dataset", "reduced_gv1"], ["tune-all"]])
+def test_a_study_with_no_questions_is_refused_before_any_trial(tmp_path: Path, monkeypatch, command, value):
+    """``--limit 0`` / ``-1`` on a study: refused as a usage error before anything is created (it was refused only
+    inside trial 0, leaving a FAIL trial and a FAILED parent run)."""
+    from typer.testing import CliRunner
+
+    from hublab.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(app, [*command, "--limit", value], env={"COLUMNS": "200"})
+    assert res.exit_code == 2 and "--limit" in res.output and "greater than or equal to 1" in res.output, res.output
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("damage", ["", '{"run_id": "abc', "\x00\x01garbage", "[1, 2]"])
+def test_a_damaged_checkpoint_state_is_one_located_line_and_says_what_to_do(project: Path, damage: str):
+    """``outputs/runs/<id>/state.json`` truncated, emptied or not a state: one ``error:`` line naming the file and
+    the way on (every rerun was a traceback until it was deleted by hand); deleting it, as said, goes on with the
+    answers kept; ``--no-resume`` also works."""
+    args = _run(BM25, "--limit", "2", "--no-trace")
+    code, out = invoke(args)
+    assert code == 0, out[-3000:]
+    (state,) = (project / "outputs" / "runs").glob("*/state.json")
+    state.write_text(damage)
+    code, out = invoke(args)
+    assert code == 2 and "Traceback" not in out, out[-3000:]
+    (line,) = [x for x in out.splitlines() if x.startswith("error:")]
+    assert str(state) in line and "checkpoint state" in line and "delete it" in line and "--no-resume" in line
+    state.unlink()
+    code, out = invoke(args)
+    assert code == 0, out[-3000:]
+    code, out = invoke([*args, "--no-resume"])
+    assert code == 0, out[-3000:]
+
+
+def test_outputs_keep_their_mode(tmp_path: Path):
+    """Every atomic write (reports, --output, checkpoints) keeps the file's mode, and a new file gets the usual
+    0666 & ~umask: the temporary file's private 0600 reached ``--output`` files and the committed reports."""
+    from hublab.atomic import write_bytes_atomic, write_text_atomic
+
+    old = os.umask(0o022)
+    try:
+        new = tmp_path / "new.md"
+        write_text_atomic(new, "a")
+        assert new.stat().st_mode & 0o777 == 0o644
+        shared = tmp_path / "shared.csv"
+        shared.write_text("x")
+        shared.chmod(0o664)
+        write_bytes_atomic(shared, b"y")
+        assert shared.stat().st_mode & 0o777 == 0o664 and shared.read_bytes() == b"y"
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["new.md", "shared.csv"]  # no temporary file left
+    finally:
+        os.umask(old)

@@ -23,6 +23,9 @@ for _mod in sorted(m.name for m in pkgutil.iter_modules(__path__)):
 
 
 def main() -> None:
+    from hublab.signals import interrupt_on_termination
+
+    interrupt_on_termination()  # SIGTERM / SIGHUP end a run or a study as Ctrl-C does (run KILLED, resumable)
     try:
         app()
     except HubLabError as exc:

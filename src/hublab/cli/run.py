@@ -113,13 +113,16 @@ def run_cmd(
         print(run_estimate(req).line(), file=sys.stderr)
     try:
         s = run_experiment(req)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM or SIGHUP (hublab.signals)
         # the runner ended the MLflow run KILLED and kept the checkpoint: say how to go on, not just "Aborted!"
+        from hublab.signals import describe
+
+        what, code = describe(exc)
         how = ("rerun the same command to resume: the questions already answered are kept in the run's checkpoint "
                "(outputs/runs/) and are not asked again" if resume else
                "rerun it without --no-resume to resume from the questions already answered (outputs/runs/)")
-        print(f"interrupted (Ctrl-C): the MLflow run (if it had started) is marked KILLED; {how}", file=sys.stderr)
-        raise typer.Exit(130) from None
+        print(f"interrupted ({what}): the MLflow run (if it had started) is marked KILLED; {how}", file=sys.stderr)
+        raise typer.Exit(code) from None
     con = print_summary(req, s, as_json, per_question)
     write_outputs(s, output, report_dir, con)
     if s.failed:

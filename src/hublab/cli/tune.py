@@ -31,7 +31,7 @@ def tune_cmd(
                                    help="Comma list; nsga2 e.g. recall_triples,hit_at_10_triples,runtime"),
     thesis_params: Path | None = typer.Option(None, "--thesis-params",
                                               help="Factors from a thesis ofat_*_tuning_parameters*.json instead."),
-    limit: int | None = typer.Option(None, "--limit", help="Only the first N questions per trial."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N questions per trial."),
     seed: int = typer.Option(0, "--seed"),
     carbon: bool = typer.Option(True, "--carbon/--no-carbon"),
     output_dir: Path | None = typer.Option(None, "--output-dir", help="Default outputs/studies/NAME."),
@@ -98,7 +98,8 @@ def tune_all_cmd(
     out: Path | None = typer.Option(None, "--out", help="Folder of the tuned pipelines (default pipelines/tuned)."),
     storage: str | None = typer.Option(None, "--storage", help="Optuna RDB URL (default sqlite:///mlruns/optuna.db)."),
     fresh: bool = typer.Option(False, "--fresh", help="Delete each study first (default: resume it)."),
-    limit: int | None = typer.Option(None, "--limit", help="Only the first N questions per trial (smoke tests)."),
+    limit: int | None = typer.Option(None, "--limit", min=1,
+                                     help="Only the first N questions per trial (smoke tests)."),
     report: Path | None = typer.Option(None, "--report", help="Also write the per-method table (Markdown) here."),
     jobs: int = typer.Option(1, "--jobs", min=1, help="Studies at once, one process each (same results as 1; "
                              "dvc.yaml uses 2 for 2 cores)."),

@@ -12,7 +12,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from hublab.errors import HubLabError
+from hublab.atomic import write_text_atomic
+from hublab.errors import HubLabError, InputError
 
 
 class RunLocked(HubLabError):
@@ -83,23 +84,33 @@ class Checkpoint:
             os.fsync(fh.fileno())
 
     def rewrite(self, records: list[dict[str, Any]]) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        with tmp.open("w", encoding="utf-8") as fh:
-            for rec in records:
-                fh.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
-        tmp.replace(self.path)
+        write_text_atomic(self.path, "".join(json.dumps(rec, ensure_ascii=False, default=str) + "\n"
+                                             for rec in records))
 
     def state(self) -> dict[str, Any]:
-        if self.state_path.exists():
-            return json.loads(self.state_path.read_text())
-        return {}
+        """The run's state (its MLflow run id); ``{}`` before the first question. A damaged file (truncated by a full
+        disk, emptied, edited) is a located error saying what to do, never a traceback on every rerun."""
+        try:
+            text = self.state_path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return {}
+        except (OSError, UnicodeDecodeError) as exc:
+            raise self._damaged(f"cannot be read ({exc})") from None
+        try:
+            state = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise self._damaged(f"is not JSON ({'empty' if not text.strip() else exc.msg})") from None
+        if not isinstance(state, dict) or not isinstance(state.get("run_id", ""), str):
+            raise self._damaged("is not a run state ({\"run_id\": ..., \"identity\": ...})")
+        return state
+
+    def _damaged(self, why: str) -> InputError:
+        return InputError(f"the run's checkpoint state {why}: delete it to go on with a new MLflow run (the answers "
+                          f"in {self.path.name} are kept and not asked again), or rerun with --no-resume",
+                          file=str(self.state_path))
 
     def save_state(self, state: dict[str, Any]) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
-        tmp = self.state_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(state, indent=1, sort_keys=True))
-        tmp.replace(self.state_path)
+        write_text_atomic(self.state_path, json.dumps(state, indent=1, sort_keys=True))
 
     def reset(self) -> None:
         for p in (self.path, self.state_path):

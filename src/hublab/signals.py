@@ -1,0 +1,42 @@
+"""SIGTERM and SIGHUP end a command as Ctrl-C does (issue #45, class 5): a service manager's stop, ``kill`` or a
+closed terminal then leave what an interrupt leaves — the MLflow run marked KILLED, the checkpoint consistent with
+its traces, a message saying how to resume — instead of a silent exit 143/129 with the run left RUNNING. The
+signal is raised as :class:`Terminated`, a ``KeyboardInterrupt``, so every ``except KeyboardInterrupt`` and
+``finally`` that already handles Ctrl-C handles it too."""
+
+from __future__ import annotations
+
+import signal
+import threading
+
+#: the signals handled like SIGINT (SIGHUP does not exist on Windows)
+HANDLED = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+class Terminated(KeyboardInterrupt):
+    """A termination signal, raised where the main thread was."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _raise(signum: int, _frame: object) -> None:
+    raise Terminated(signum)
+
+
+def interrupt_on_termination() -> None:
+    """From now on SIGTERM and SIGHUP raise :class:`Terminated` in the main thread (nothing elsewhere: a signal
+    handler can only be set there). A signal the parent set to be ignored (``nohup``) stays ignored."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig in HANDLED:
+        if signal.getsignal(sig) is not signal.SIG_IGN:
+            signal.signal(sig, _raise)
+
+
+def describe(exc: KeyboardInterrupt) -> tuple[str, int]:
+    """(what interrupted, the exit code a shell expects: 128 + the signal's number)."""
+    if isinstance(exc, Terminated):
+        return signal.Signals(exc.signum).name, 128 + exc.signum
+    return "Ctrl-C", 130
