@@ -53,7 +53,8 @@ def endpoint(d: dict) -> list[str]:
         ["HubLab reads the endpoint (fingerprint + pages)", g["read_endpoint"]["load_s"],
          g["read_endpoint"]["peak_rss_mb"]]])
     lines += [""]
-    rows = [[name, round(r["hit_at_10_triples"], 4), round(r["map_at_10_triples"], 4), r["s_per_question"], r["index_build_s"],
+    rows = [[name, round(r["hit_at_10_triples"], 4), round(r["map_at_10_triples"], 4), r["s_per_question"],
+             r["index_build_s"],
              {True: "identical", False: "DIFFERENT", None: "no committed report"}[r["committed_metrics_identical"]]]
             for name, r in d["runs_over_endpoint"].items()]
     lines += _table(["pipeline over the endpoint", "Hits@10", "MAP@10", "s/question", "index build from the "

@@ -62,7 +62,14 @@ def test_default_and_tuned_rows_with_intervals_p_values_chart_and_mlflow(project
     md = out["md"].read_text()
     assert "**best**" in md and ("≈" in md) == ns and "paired randomisation test" in md
     assert all(p.exists() and p.stat().st_size > 1000 for p in out["figures"])
-    assert {p.suffix for p in out["figures"]} == {".png", ".svg"}
+    assert {p.suffix for p in out["figures"]} == {".png", ".svg", ".pdf"}
+    assert float(best[0]["diff_from_best_map_at_10"]) == 0.0 and best[0]["diff_from_best_map_at_10_ci_low"] == ""
+    d = float(other[0]["diff_from_best_map_at_10"])
+    lo, hi = (float(other[0][f"diff_from_best_map_at_10_ci_{end}"]) for end in ("low", "high"))
+    assert lo <= d <= hi
+    assert d == pytest.approx(float(other[0]["map_at_10_triples"]) - float(best[0]["map_at_10_triples"]), abs=2e-4)
+    tex = (project / "reports/summary/methods.tex").read_text()
+    assert tex.count(r"\begin{table}") == 1 and "BM25 & default" in tex and "BM25 & tuned" in tex
 
     client = MlflowClient(tracking_uri(project))
     parent = client.get_run(out["mlflow_parent"])
@@ -119,4 +126,4 @@ def test_tuned_row_is_tested_against_its_own_default():
     assert rows[0].p_vs_default is None and rows[2].p_vs_default is None
     assert rows[1].p_vs_default == pytest.approx(0.25)
     assert [d["p_value_tuned_vs_default"] for d in csv_rows(rows)] == ["", 0.25, ""]
-    assert "| 0.2500 ≈ |" in markdown(rows)
+    assert "| 0.250 ≈ |" in markdown(rows)  # one tuned row: Holm leaves its p as it is

@@ -184,7 +184,7 @@ def test_the_committed_comparison_shows_its_headline_columns_and_chart(mlflow_se
     for column in ("hit_at_10_triples", "map_at_10_triples", "map_at_10_triples_ci_low", "triples_per_question",
                    "thesis_map_at_10_triples"):
         assert column in text, f"column {column} not shown; page text: {text[:2000]}"
-    assert "hublink · tuned · gv1" in text, f"the comparison's rows are not shown; page text: {text[:2000]}"
+    assert "HubLink · tuned · gv1" in text, f"the comparison's rows are not shown; page text: {text[:2000]}"
     assert "Sort: map_at_10_triples" in text and "You're viewing a shared view" in text, text[:2000]
     artifacts = render(f"{mlflow_server.url}/#/experiments/{parent.info.experiment_id}/runs/{parent.info.run_id}"
                        "/artifacts", tmp_path / "comparison-artifacts.png")

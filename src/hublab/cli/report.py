@@ -29,6 +29,8 @@ def compare_cmd(
                                "dataset; GV1 also reports its questions outside the tuning set)."),
     experiment: str | None = typer.Option(None, "--experiment", help="MLflow experiment of the evaluation runs and "
                                           "the comparison run (default compare-fair, or compare-GRAPH with --graph)."),
+    fmt: str = typer.Option("md", "--format", help="What the fair comparison prints: md, latex (booktabs, for a "
+                            "paper) or csv. All three are written under --out either way."),
     llm_base_url: str | None = LLM_BASE_URL,
     llm_model: str | None = LLM_MODEL,
     as_json: bool = AS_JSON,
@@ -46,7 +48,7 @@ def compare_cmd(
     check_names(problems, experiment=experiment)
     raise_all(problems)
     if graph is None:
-        _fair(pipelines, limit, out, max_output_triples, as_json, graphs, experiment)
+        _fair(pipelines, limit, out, max_output_triples, as_json, graphs, experiment, fmt)
         return
     dataset = dataset or graph
     from hublab.config import settings as load_settings
@@ -85,7 +87,7 @@ def compare_cmd(
 
 
 def _fair(pipelines: list[Path] | None, limit: int | None, out: Path | None, bound: int | None, as_json: bool,
-          graphs: str, experiment: str | None = None) -> None:
+          graphs: str, experiment: str | None = None, fmt: str = "md") -> None:
     from rich.console import Console
 
     from hublab.config import settings as load_settings
@@ -95,12 +97,13 @@ def _fair(pipelines: list[Path] | None, limit: int | None, out: Path | None, bou
         csv_rows,
         entries,
         log_mlflow,
-        markdown,
         run_comparison,
         write_all,
     )
 
     experiment = experiment or EXPERIMENT
+    if fmt not in ("md", "latex", "csv"):
+        raise typer.BadParameter(f"{fmt!r}: expected md, latex or csv", param_hint="--format")
 
     st = load_settings()
     bound = bound or BOUND
@@ -112,8 +115,8 @@ def _fair(pipelines: list[Path] | None, limit: int | None, out: Path | None, bou
                           limit=limit, experiment=experiment)
     written = write_all(st, rows, out or (st.root / "reports" / "summary"), bound=bound, log=False)
     # the comparison run goes to the same experiment as its evaluation runs (write_all would log to compare-fair)
-    logged = log_mlflow(st.root, rows, [written["csv"], written["md"], *written["figures"]], bound=bound,
-                        experiment=experiment)
+    files = [written["csv"], written["md"], written["tex"], *written["figures"]]
+    logged = log_mlflow(st.root, rows, files, bound=bound, experiment=experiment)
     written["mlflow_parent"] = logged.parent
     if as_json:
         import json
@@ -122,7 +125,8 @@ def _fair(pipelines: list[Path] | None, limit: int | None, out: Path | None, bou
                               indent=1, default=str))
         return
     con = Console()
-    con.print(markdown(rows, bound=bound), markup=False, highlight=False)
+    shown = {"md": written["md"], "latex": written["tex"], "csv": written["csv"]}[fmt]
+    con.print(shown.read_text(encoding="utf-8"), markup=False, highlight=False, soft_wrap=True)
     con.print(f"wrote {written['csv']}, {written['md']}, {', '.join(str(p) for p in written['figures'])}; MLflow "
               f"comparison run {written['mlflow_parent']} (experiment {experiment}; its headline columns: mlflow ui, "
               f"then {logged.view})", markup=False, highlight=False)

@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING
 
 from hublab.config import Settings
 from hublab.errors import InputError
-from hublab.experiment.comparison.default_vs_tuned import BOUND, CI_METRICS, EXPERIMENT, METRICS, Row, log_mlflow
+from hublab.experiment.comparison.default_vs_tuned import (
+    BOUND,
+    CI_METRICS,
+    DIFF,
+    EXPERIMENT,
+    METRICS,
+    Row,
+    log_mlflow,
+)
 from hublab.tracking.comparison_runs import find_comparison
 
 if TYPE_CHECKING:
@@ -20,7 +28,7 @@ if TYPE_CHECKING:
 
 SOURCE = "from the committed reports (reports/summary/methods.csv)"
 #: the committed files the parent run carries (the table, its markdown and the chart)
-FILES = ("methods.csv", "methods.md", "methods.png")
+FILES = ("methods.csv", "methods.md", "methods.tex", "methods.png", "methods.pdf")
 
 
 def _number(value: str) -> float | None:
@@ -45,6 +53,10 @@ def rows_from_csv(path: Path) -> list[Row]:
                 metrics={m: v for m in METRICS if (v := _number(d.get(m, ""))) is not None},
                 ci={m: (float(d[f"{m}_ci_low"]), float(d[f"{m}_ci_high"])) for m in CI_METRICS},
                 p_value=_number(d["p_value_vs_best"]), p_vs_default=_number(d["p_value_tuned_vs_default"]),
+                p_holm=_number(d["p_value_vs_best_holm"]),
+                p_vs_default_holm=_number(d["p_value_tuned_vs_default_holm"]), diff=_number(d[DIFF]),
+                diff_ci=None if d[f"{DIFF}_ci_low"] == "" else (float(d[f"{DIFF}_ci_low"]),
+                                                                 float(d[f"{DIFF}_ci_high"])),
                 best=d["best"] == "True", thesis_map=_number(d["thesis_map_at_10_triples"]), study=d["study"]))
         except (KeyError, ValueError) as exc:
             raise InputError(f"not a row of the comparison table ({type(exc).__name__}: {exc})", file=str(path),

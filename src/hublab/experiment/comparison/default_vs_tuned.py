@@ -21,10 +21,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from hublab.atomic import write_text_atomic
 from hublab.config import ORKG_GRAPH, Settings
 from hublab.evaluation import names
 from hublab.evaluation.significance import ALPHA, TEST_NAME, bootstrap_ci, paired_p_value
 from hublab.experiment.comparison import tables
+from hublab.experiment.comparison.display import display_name, p_text
+from hublab.experiment.comparison.statistics import CORRECTION, difference, holm
 from hublab.experiment.comparison.thesis import Thesis
 from hublab.pipeline.config import PipelineConfig, load_pipeline
 from hublab.retrievers.registry import default_pipelines
@@ -43,6 +46,11 @@ METRICS = (names.HITS_AT_10, names.MAP_AT_10, names.MRR_AT_10, names.RECALL_AT_1
 EXPERIMENT = "compare-fair"
 ROUND = 4  # digits of every value written (no float noise in tables or MLflow)
 PLOT_FIELDS = ("method_config", TEST_METRIC, names.HITS_AT_10)  # the DVC plots' data (dvc.yaml: compare.plots)
+DIFF = "diff_from_best_map_at_10"  # a row's MAP@10 minus the best row's (its own name: told apart in MLflow's columns)
+#: what the thesis column holds: the thesis's LLM systems, not LLM-free ones
+THESIS_SYSTEM = ("the thesis's reported MAP@10 of the method's final configuration, an LLM system (o3-mini with "
+                 "OpenAI or mxbai embeddings; graph variants of Table 10.5, HubLink on GV1 from the final "
+                 "comparison): not like-for-like with the LLM-free rows")
 
 
 @dataclass
@@ -67,6 +75,10 @@ class Row:
     ci: dict[str, tuple[float, float]] = field(default_factory=dict)
     p_value: float | None = None
     p_vs_default: float | None = None  # tuned rows: the same test against the method's default row
+    p_holm: float | None = None  # p_value corrected across the other rows of its table (Holm)
+    p_vs_default_holm: float | None = None  # p_vs_default corrected across the tuned rows of its table (Holm)
+    diff: float | None = None  # MAP@10 minus the best row's (0 for the best row)
+    diff_ci: tuple[float, float] | None = None  # its 95% paired bootstrap interval (None for the best row)
     best: bool = False
     thesis_map: float | None = None
     study: str = ""
@@ -142,22 +154,31 @@ def _groups(rows: list[Row]) -> dict[tuple[str, str], list[Row]]:
 def add_statistics(rows: list[Row]) -> None:
     """CIs per row; per (graph, subset) the best row by MAP@10 (ties: Hits@10, then method and config names) and
     every other row's paired p-value against it; every tuned row's paired p-value against its method's default row
-    (did tuning change anything beyond noise?). Rows of one group must be on the same questions in one order."""
+    (did tuning change anything beyond noise?), each family corrected by Holm within its table; every row's MAP@10
+    difference from the best row with its paired bootstrap interval. Rows of one group must be on the same
+    questions in one order."""
     for r in rows:
         r.ci = {m: bootstrap_ci(r.per_question[m]) for m in CI_METRICS}
-        r.best, r.p_value, r.p_vs_default = False, None, None  # rows from several calls are judged again, together
+        # rows from several calls are judged again, together
+        r.best, r.p_value, r.p_vs_default, r.p_holm, r.p_vs_default_holm = False, None, None, None, None
+        r.diff, r.diff_ci = None, None
     for group in _groups(rows).values():
         best = min(group, key=lambda r: (-round(r.metrics[TEST_METRIC], 12), -round(r.metrics[names.HITS_AT_10], 12),
                                          r.method, r.config))
         best.best = True
-        for r in group:
-            r.p_value = None if r is best else paired_p_value(r.per_question[TEST_METRIC],
-                                                              best.per_question[TEST_METRIC])
+        best.diff = 0.0
+        others = [r for r in group if r is not best]
+        for r in others:
+            r.p_value = paired_p_value(r.per_question[TEST_METRIC], best.per_question[TEST_METRIC])
+            r.diff, r.diff_ci = difference(r.per_question[TEST_METRIC], best.per_question[TEST_METRIC])
+        for r, adjusted in zip(others, holm([r.p_value for r in others]), strict=True):
+            r.p_holm = adjusted
         defaults = {r.method: r for r in group if r.config == "default"}
-        for r in group:
-            if r.config == "tuned" and r.method in defaults:
-                base = defaults[r.method].per_question[TEST_METRIC]
-                r.p_vs_default = paired_p_value(r.per_question[TEST_METRIC], base)
+        tuned = [r for r in group if r.config == "tuned" and r.method in defaults]
+        for r in tuned:
+            r.p_vs_default = paired_p_value(r.per_question[TEST_METRIC], defaults[r.method].per_question[TEST_METRIC])
+        for r, adjusted in zip(tuned, holm([r.p_vs_default for r in tuned]), strict=True):
+            r.p_vs_default_holm = adjusted
 
 
 def run_comparison(st: Settings, items: list[Entry], *, graphs=GRAPHS, bound: int = BOUND, limit: int | None = None,
@@ -193,18 +214,23 @@ def _r(v: float | None) -> float | str:
 def csv_rows(rows: list[Row]) -> list[dict[str, Any]]:
     out = []
     for r in rows:
-        d: dict[str, Any] = {"method": r.method, "graph": r.graph, "subset": r.subset, "config": r.config,
-                             "n_questions": r.n_questions}
+        d: dict[str, Any] = {"method": r.method, "name": display_name(r.method), "graph": r.graph,
+                             "subset": r.subset, "config": r.config, "n_questions": r.n_questions}
         d.update({m: _r(r.metrics.get(m)) for m in METRICS})
         for m in CI_METRICS:
             lo, hi = r.ci.get(m, (None, None))
             d[f"{m}_ci_low"], d[f"{m}_ci_high"] = _r(lo), _r(hi)
-        d["p_value_vs_best"] = "" if r.p_value is None else round(r.p_value, ROUND)
+        d[DIFF] = _r(r.diff)
+        d[f"{DIFF}_ci_low"], d[f"{DIFF}_ci_high"] = (_r(x) for x in (r.diff_ci or (None, None)))
+        d["p_value_vs_best"] = _r(r.p_value)
+        d["p_value_vs_best_holm"] = _r(r.p_holm)
         d["best"] = r.best
-        d["not_significant_vs_best"] = bool(r.p_value is not None and r.p_value >= ALPHA)
-        d["p_value_tuned_vs_default"] = "" if r.p_vs_default is None else round(r.p_vs_default, ROUND)
+        d["not_significant_vs_best"] = bool(r.p_holm is not None and r.p_holm >= ALPHA)
+        d["p_value_tuned_vs_default"] = _r(r.p_vs_default)
+        d["p_value_tuned_vs_default_holm"] = _r(r.p_vs_default_holm)
         d["thesis_map_at_10_triples"] = _r(r.thesis_map)
-        d["pipeline"], d["study"], d["mlflow_run"] = r.pipeline, r.study, r.mlflow_run
+        # no MLflow run id: it differs on every machine and rerun (the MLflow comparison children link the runs)
+        d["pipeline"], d["study"] = r.pipeline, r.study
         out.append(d)
     return out
 
@@ -231,84 +257,137 @@ def _with_ci(metric: str) -> tables.Column:
 
 
 def _p_vs_best(r: Row) -> str:
-    return "**best**" if r.best else (f"{r.p_value:.4f} ≈" if (r.p_value or 0) >= ALPHA else f"{r.p_value:.4f}")
+    if r.best:
+        return "**best**"
+    return p_text(r.p_holm) + (" ≈" if (r.p_holm or 0) >= ALPHA else "")
 
 
 def _p_vs_default(r: Row) -> str:
-    if r.p_vs_default is None:
+    if r.p_vs_default_holm is None:
         return tables.MISSING
-    return f"{r.p_vs_default:.4f}" + (" ≈" if r.p_vs_default >= ALPHA else "")
+    return p_text(r.p_vs_default_holm) + (" ≈" if r.p_vs_default_holm >= ALPHA else "")
 
 
-#: the Markdown table of one graph and question set
-TABLE = [tables.Column("method", lambda r: r.method), tables.Column("config", lambda r: r.config),
+def _diff(r: Row) -> str:
+    if r.best or r.diff is None:
+        return tables.MISSING
+    lo, hi = r.diff_ci or (float("nan"), float("nan"))
+    return f"{r.diff:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+
+
+#: the table of one graph and question set (Markdown and LaTeX alike)
+TABLE = [tables.Column("method", lambda r: display_name(r.method)), tables.Column("config", lambda r: r.config),
          _with_ci(names.HITS_AT_10), _with_ci(TEST_METRIC),
+         tables.Column("Δ MAP@10 vs best [95% CI]", _diff),
          tables.Column("MRR@10", lambda r: f"{r.metrics[names.MRR_AT_10]:.3f}"),
          tables.Column("Recall@10", lambda r: f"{r.metrics[names.RECALL_AT_10]:.3f}"),
          tables.Column("triples/q", lambda r: f"{r.metrics[names.TRIPLES_PER_QUESTION]:.1f}"),
          tables.Column("p vs best", _p_vs_best), tables.Column("p tuned vs default", _p_vs_default),
-         tables.Column("thesis MAP@10", lambda r: tables.MISSING if r.thesis_map is None else f"{r.thesis_map:.3f}")]
+         tables.Column("thesis MAP@10 (LLM)", lambda r: tables.MISSING if r.thesis_map is None
+                       else f"{r.thesis_map:.3f}")]
+
+
+def caption(bound: int = BOUND) -> str:
+    """What every table of the comparison shows, in words (the Markdown's preamble and each LaTeX caption)."""
+    return (f"Every LLM-free method at most {bound} triples per question, with its default parameters and with the "
+            f"parameters `hublab tune-all` chose on the {TUNING_N} tuning questions (`{TUNING_SET}`, the same TPE "
+            f"budget for every method). [a, b]: 95% bootstrap interval over questions (10,000 resamples, seed 0). "
+            f"Δ MAP@10 vs best: the row's MAP@10 minus the best row's, with the 95% paired bootstrap interval of "
+            f"the per-question differences. p vs best: {TEST_NAME} of the row's per-question MAP@10 against the best "
+            f"row; p tuned vs default: the same test of a tuned row against its method's default row; both with "
+            f"{CORRECTION} (each family apart). **best** = highest MAP@10; ≈ = not significantly different (from "
+            f"the best, or from the default) at {ALPHA} after the correction. Thesis MAP@10 (LLM): {THESIS_SYSTEM}.")
 
 
 def markdown(rows: list[Row], *, bound: int = BOUND) -> str:
-    """One table per graph and question set, best MAP@10 first; ≈ marks a row whose MAP@10 is not significantly
-    different from the best row's (p >= 0.05)."""
-    lines = [f"Every LLM-free method at most {bound} triples per question, with its default parameters and with the "
-             f"parameters `hublab tune-all` chose on the {TUNING_N} tuning questions "
-             f"(`{TUNING_SET}`, the same TPE budget for every method). [a, b]: 95% bootstrap interval over questions "
-             f"(10,000 resamples, seed 0). p: {TEST_NAME} of the row's per-question MAP@10 against the best row of "
-             f"the table; p tuned vs default: the same test of a tuned row against its method's default row. "
-             f"**best** = highest MAP@10; ≈ = not significantly different (from the best, or from the default) "
-             f"at {ALPHA}.", ""]
+    """One table per graph and question set, best MAP@10 first."""
+    lines = [caption(bound), ""]
     for (graph, subset), group in _groups(rows).items():
         lines += [f"### {_title(graph, subset, group[0].n_questions)}", "",
                   tables.markdown_table(TABLE, _order(group)), ""]
     return "\n".join(lines)
 
 
+def latex(rows: list[Row], *, bound: int = BOUND) -> str:
+    """The same tables for a paper (booktabs; one ``table`` per graph and question set, the caption in each)."""
+    parts = [f"% {CSV_NOTE}", "% needs \\usepackage{booktabs}"]
+    for (graph, subset), group in _groups(rows).items():
+        title = _title(graph, subset, group[0].n_questions)
+        parts += ["", tables.latex_table(TABLE, _order(group), caption=f"{title}. {caption(bound)}",
+                                         label=f"tab:methods-{graph}-{subset}".replace("_", "-"))]
+    return "\n".join(parts) + "\n"
+
+
+CSV_NOTE = "written by hublab report compare (dvc repro compare); every value is in methods.csv"
+
+
+def _shared_order(groups: dict[tuple[str, str], list[Row]]) -> list[tuple[str, str]]:
+    """One (method, config) order for every panel: the first panel's (best MAP@10 first), then rows only later
+    panels have, in their own order."""
+    order: list[tuple[str, str]] = []
+    for group in groups.values():
+        order += [k for r in _order(group) if (k := (r.method, r.config)) not in order]
+    return order
+
+
+def _axis_end(rows: list[Row]) -> float:
+    """Just past the largest interval end or thesis marker, on a 0.05 grid (never the whole 0–1 range)."""
+    top = max([r.ci[TEST_METRIC][1] for r in rows] + [r.thesis_map or 0.0 for r in rows] + [0.05])
+    return min(1.0, math.ceil(top * 20 + 0.2) / 20)
+
+
 def chart(rows: list[Row], out_dir: Path, *, bound: int = BOUND) -> list[Path]:
-    """One figure, one panel per graph and question set: every method's default and tuned MAP@10, sorted, with the
-    95% interval as error bar, the value as label and the thesis's MAP@10 as a marker. PNG and SVG, offline."""
+    """One figure, one panel per graph and question set, every panel in the same method order: each method's
+    default and tuned MAP@10 with its 95% interval, the thesis's (LLM) MAP@10 as a marker, and the values in a
+    column of their own right of the axis (no marker ever covers one). PNG, SVG and PDF, offline and byte-stable."""
+    import io
+
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    groups = _groups(rows)
-    n_max = max((len(g) for g in groups.values()), default=1)
-    fig, axes = plt.subplots(1, len(groups), figsize=(6.2 * len(groups), 0.42 * n_max + 1.8), squeeze=False)
-    colors = {"default": "#9aa5b1", "tuned": "#1f77b4"}
-    for ax, ((graph, subset), group) in zip(axes[0], groups.items(), strict=True):
-        ordered = list(reversed(_order(group)))
-        y = np.arange(len(ordered))
-        vals = [r.metrics[TEST_METRIC] for r in ordered]
-        lo = [v - r.ci[TEST_METRIC][0] for v, r in zip(vals, ordered, strict=True)]
-        hi = [r.ci[TEST_METRIC][1] - v for v, r in zip(vals, ordered, strict=True)]
-        ax.barh(y, vals, xerr=[lo, hi], color=[colors[r.config] for r in ordered], capsize=2,
-                error_kw={"elinewidth": 0.8})
-        for yi, r, v, h in zip(y, ordered, vals, hi, strict=True):
-            star = "" if r.best or (r.p_value or 0) < ALPHA else " ≈"
-            ax.text(v + h + 0.01, yi, f"{v:.3f}{star}", va="center", fontsize=7)
-            if r.thesis_map is not None:
-                ax.plot(r.thesis_map, yi, marker="D", color="#d62728", markersize=5, zorder=3)
-        ax.set_yticks(y, [f"{r.method} ({r.config})" for r in ordered], fontsize=8)
-        ax.set_xlim(0, 1)
-        ax.set_xlabel(f"MAP@10 at ≤{bound} triples/question (95% bootstrap CI)")
-        ax.set_title(_title(graph, subset, group[0].n_questions), fontsize=10)
-        ax.grid(axis="x", alpha=0.3)
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
+    from matplotlib.transforms import blended_transform_factory
 
+    from hublab.atomic import write_bytes_atomic
+
+    groups = _groups(rows)
+    order = _shared_order(groups)
+    end = _axis_end(rows)
+    plt.rcParams.update({"font.size": 11, "svg.hashsalt": "hublab"})
+    fig, axes = plt.subplots(1, len(groups), figsize=(5.6 * len(groups), 0.34 * len(order) + 2.2), squeeze=False,
+                             sharey=True)
+    colors = {"default": "#9aa5b1", "tuned": "#1f77b4"}
+    y = {key: len(order) - 1 - i for i, key in enumerate(order)}  # best at the top
+    for ax, ((graph, subset), group) in zip(axes[0], groups.items(), strict=True):
+        side = blended_transform_factory(ax.transAxes, ax.transData)
+        for r in group:
+            yi, v = y[(r.method, r.config)], r.metrics[TEST_METRIC]
+            lo, hi = r.ci[TEST_METRIC]
+            ax.barh(yi, v, xerr=[[v - lo], [hi - v]], color=colors[r.config], capsize=2, error_kw={"elinewidth": 0.8})
+            mark = "" if r.best or (r.p_holm or 0) < ALPHA else " ≈"
+            ax.text(1.02, yi, f"{v:.3f}{mark}", transform=side, va="center", fontsize=9, clip_on=False)
+            if r.thesis_map is not None:
+                ax.plot(r.thesis_map, yi, marker="D", color="#d62728", markersize=6, zorder=3, ls="")
+        ax.set_yticks(list(y.values()), [f"{display_name(m)} ({c})" for m, c in y])
+        ax.set_xlim(0, end)
+        ax.set_xlabel(f"MAP@10 at ≤{bound} triples/question")
+        ax.set_title(_title(graph, subset, group[0].n_questions), fontsize=11)
+        ax.grid(axis="x", alpha=0.3)
     fig.legend(handles=[Patch(color=colors["default"], label="default"), Patch(color=colors["tuned"], label="tuned"),
-                        Line2D([], [], marker="D", color="#d62728", ls="", label="thesis MAP@10 (OpenAI LLM)")],
-               loc="lower center", ncol=3, fontsize=8, frameon=False)
-    fig.suptitle("Every LLM-free method, default and tuned (same TPE budget on reduced GV1); ≈: not significantly "
-                 "below the best", fontsize=10)
-    fig.tight_layout(rect=(0, 0.05, 1, 0.95))
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = [out_dir / "methods.png", out_dir / "methods.svg"]
+                        Line2D([], [], marker="D", color="#d62728", ls="",
+                               label="thesis MAP@10 (LLM system, o3-mini)")],
+               loc="lower center", ncol=3, frameon=False)
+    fig.suptitle("Every LLM-free method, default and tuned (same TPE budget on reduced GV1); bars: 95% bootstrap "
+                 "interval; ≈: not significantly below the best (Holm)", fontsize=11)
+    fig.tight_layout(rect=(0, 0.06, 1, 0.94), w_pad=3.0)
+    paths = [out_dir / "methods.png", out_dir / "methods.svg", out_dir / "methods.pdf"]
+    meta = {".png": None, ".svg": {"Date": None}, ".pdf": {"CreationDate": None, "ModDate": None}}
     for p in paths:
-        fig.savefig(p, dpi=130, metadata={"Date": None} if p.suffix == ".svg" else None)
+        buf = io.BytesIO()
+        fig.savefig(buf, format=p.suffix[1:], dpi=130, metadata=meta[p.suffix])
+        write_bytes_atomic(p, buf.getvalue())
     plt.close(fig)
     return paths
 
@@ -325,8 +404,9 @@ def plot_data(rows: list[Row], out_dir: Path) -> list[Path]:
 
 
 #: the runs-table columns of the comparison's shared view (the UI shows no metric column by default)
-VIEW_COLUMNS = (names.MAP_AT_10, f"{names.MAP_AT_10}_ci_low", f"{names.MAP_AT_10}_ci_high", names.HITS_AT_10,
-                "triples_per_question", "thesis_map_at_10_triples")
+VIEW_COLUMNS = (names.MAP_AT_10, f"{names.MAP_AT_10}_ci_low", f"{names.MAP_AT_10}_ci_high", DIFF, f"{DIFF}_ci_low",
+                f"{DIFF}_ci_high", names.HITS_AT_10, "triples_per_question", "p_value_vs_best_holm",
+                "thesis_map_at_10_triples")
 COMPUTED = "computed by hublab report compare (dvc repro compare)"
 
 
@@ -344,19 +424,25 @@ def log_mlflow(root: Path, rows: list[Row], files: list[Path], *, bound: int = B
         metrics = {m: round(v, ROUND) for m, v in r.metrics.items() if math.isfinite(v)}
         for m in CI_METRICS:
             metrics[f"{m}_ci_low"], metrics[f"{m}_ci_high"] = (round(x, ROUND) for x in r.ci[m])
-        if r.p_value is not None:
-            metrics["p_value_vs_best"] = round(r.p_value, ROUND)
-        if r.p_vs_default is not None:
-            metrics["p_value_tuned_vs_default"] = round(r.p_vs_default, ROUND)
+        if r.diff is not None:
+            metrics[DIFF] = round(r.diff, ROUND)
+        if r.diff_ci is not None:
+            metrics[f"{DIFF}_ci_low"], metrics[f"{DIFF}_ci_high"] = (round(x, ROUND) for x in r.diff_ci)
+        for key, v in (("p_value_vs_best", r.p_value), ("p_value_vs_best_holm", r.p_holm),
+                       ("p_value_tuned_vs_default", r.p_vs_default),
+                       ("p_value_tuned_vs_default_holm", r.p_vs_default_holm)):
+            if v is not None:
+                metrics[key] = round(v, ROUND)
         if r.thesis_map is not None:
             metrics["thesis_map_at_10_triples"] = round(r.thesis_map, ROUND)
-        tags = {"config": r.config, "method": r.method, "graph": r.graph, "subset": r.subset,
+        tags = {"config": r.config, "method": r.method, "hublab.method_name": display_name(r.method),
+                "graph": r.graph, "subset": r.subset,
                 "hublab.pipeline": r.pipeline, "hublab.method_run_id": r.mlflow_run, "best": str(r.best)}
         if r.study:
             tags["optuna_study"] = r.study
-        name = f"{r.method} · {r.config} · {r.graph}" + ("" if r.subset == "all" else f" · {r.subset}")
+        name = f"{display_name(r.method)} · {r.config} · {r.graph}" + ("" if r.subset == "all" else f" · {r.subset}")
         children[f"{r.method}/{r.config}/{r.graph}/{r.subset}"] = ChildRun(name, metrics, tags)
-    params = {"bound": str(bound), "tuning_set": TUNING_SET, "test": TEST_NAME[:500],
+    params = {"bound": str(bound), "tuning_set": TUNING_SET, "test": TEST_NAME[:500], "correction": CORRECTION,
               "ci": "95% percentile bootstrap, 10000 resamples, seed 0"}
     name = f"fair comparison (≤{bound} triples/question)" + ("" if source == COMPUTED else f" · {source}")
     return log_comparison_runs(root, experiment, key=f"fair-bound{bound}", name=name, params=params,
@@ -365,9 +451,12 @@ def log_mlflow(root: Path, rows: list[Row], files: list[Path], *, bound: int = B
 
 
 def write_all(st: Settings, rows: list[Row], out_dir: Path, *, bound: int = BOUND, log: bool = True) -> dict[str, Any]:
-    """methods.csv, methods.md, the chart and the plot data under ``out_dir``; the MLflow comparison run."""
+    """methods.csv, methods.md, methods.tex (LaTeX), the chart (PNG, SVG, PDF) and the plot data under ``out_dir``;
+    the MLflow comparison run."""
     csv_path, md = tables.write_report(out_dir, "methods", markdown(rows, bound=bound), csv_rows(rows))
+    tex = out_dir / "methods.tex"
+    write_text_atomic(tex, latex(rows, bound=bound))
     figs = chart(rows, out_dir, bound=bound)
     data = plot_data(rows, out_dir)
-    parent = log_mlflow(st.root, rows, [csv_path, md, *figs], bound=bound).parent if log else ""
-    return {"csv": csv_path, "md": md, "figures": figs, "plot_data": data, "mlflow_parent": parent}
+    parent = log_mlflow(st.root, rows, [csv_path, md, tex, *figs], bound=bound).parent if log else ""
+    return {"csv": csv_path, "md": md, "tex": tex, "figures": figs, "plot_data": data, "mlflow_parent": parent}

@@ -1,13 +1,16 @@
-"""The one table writer of the comparison reports: a Markdown table from rows and column specs, and a CSV from
-row dicts (written to a temporary file and moved into place, so a reader never sees half a table)."""
+"""The one table writer of the comparison reports: a Markdown or LaTeX table from rows and column specs, and a CSV
+from row dicts (each written atomically, ``hublab.atomic``: a reader never sees half a table)."""
 
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from hublab.atomic import write_text_atomic
 
 MISSING = "–"
 
@@ -51,18 +54,45 @@ def markdown_table(columns: Sequence[Column], rows: Iterable[Any]) -> str:
     return "\n".join(lines)
 
 
+#: characters LaTeX reads as commands, and what stands for each in a cell
+_LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
+          "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"$<$", ">": r"$>$",
+          "≈": r"$\approx$", "–": "--", "Δ": r"$\Delta$", "≤": r"$\le$"}
+
+
+def latex_text(text: str) -> str:
+    """``text`` as LaTeX source (its special characters escaped, Markdown's ``**bold**`` as ``\\textbf``)."""
+    out = "".join(_LATEX.get(ch, ch) for ch in text)
+    while out.count("**") >= 2:
+        out = out.replace("**", r"\textbf{", 1).replace("**", "}", 1)
+    return out
+
+
+def latex_table(columns: Sequence[Column], rows: Iterable[Any], *, caption: str = "", label: str = "") -> str:
+    """The same cells as :func:`markdown_table` as a booktabs ``table`` (first column left, the others right)."""
+    spec = "l" + "l" * (len(columns) > 1) + "r" * max(0, len(columns) - 2)
+    lines = [r"\begin{table}[t]", r"\centering", r"\small", rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
+             " & ".join(latex_text(c.heading) for c in columns) + r" \\", r"\midrule"]
+    lines += [" & ".join(latex_text(c.cell(r)) for c in columns) + r" \\" for r in rows]
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    if caption:
+        lines.append(rf"\caption{{{latex_text(caption)}}}")
+    if label:
+        lines.append(rf"\label{{{label}}}")
+    lines.append(r"\end{table}")
+    return "\n".join(lines)
+
+
 def write_csv(rows: Sequence[dict[str, Any]], path: Path, fields: Sequence[str] | None = None) -> Path:
     """``rows`` under ``fields`` (default: every key of the rows, in the order they first appear); ``None`` is
     written as an empty cell."""
     if fields is None:
         fields = list(dict.fromkeys(k for r in rows for k in r))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(fields))
-        w.writeheader()
-        w.writerows(rows)
-    tmp.replace(path)
+    buf = io.StringIO(newline="")
+    w = csv.DictWriter(buf, fieldnames=list(fields))
+    w.writeheader()
+    w.writerows(rows)
+    write_text_atomic(path, buf.getvalue())
     return path
 
 
@@ -72,5 +102,5 @@ def write_report(out_dir: Path, stem: str, markdown: str, rows: Sequence[dict[st
     out_dir.mkdir(parents=True, exist_ok=True)
     csv_path, md_path = out_dir / f"{stem}.csv", out_dir / f"{stem}.md"
     write_csv(rows, csv_path, fields)
-    md_path.write_text(markdown)
+    write_text_atomic(md_path, markdown)
     return csv_path, md_path
