@@ -61,12 +61,28 @@ def test_fixed_contexts_give_known_metrics_and_a_complete_mlflow_run(project: Pa
     assert not any("sk-" in v for v in run.data.params.values())
     assert run.data.metrics["recall_triples"] == pytest.approx(2 / 3)
     assert "hit_at_10_triples" in run.data.metrics
-    # one naming scheme: every finite run metric is an MLflow key under exactly its own name
-    ours = {k for k, v in s.metrics.items() if isinstance(v, int | float) and v == v and abs(v) != float("inf")}
-    assert ours <= set(run.data.metrics), sorted(ours - set(run.data.metrics))
-    arts = {a.path for a in MlflowClient(tracking_uri(project)).list_artifacts(s.run_id)}
-    assert {"predictions.csv", "pipeline.yaml", "metrics.json"} <= arts
+    # the run page: at most 20 headline metrics, each under exactly its own name; every metric in metrics.json
+    from hublab.tracking.run_page import MAX_METRICS, headline
+
+    assert set(run.data.metrics) == set(headline(s.metrics)) and len(run.data.metrics) <= MAX_METRICS
+    assert "map_at_10_triples" in run.data.metrics and "llm_tokens" not in run.data.metrics  # no LLM called
+    client = MlflowClient(tracking_uri(project))
+    arts = {a.path for a in client.list_artifacts(s.run_id)}
+    assert {"predictions.csv", "pipeline.yaml", "metrics.json", "metrics_by_slice.json"} <= arts
     assert any(a.endswith(".png") for a in arts)
+    ours = {k for k, v in s.metrics.items() if isinstance(v, int | float) and v == v and abs(v) != float("inf")}
+    logged = json.loads(Path(client.download_artifacts(s.run_id, "metrics.json", str(project / "dl"))).read_text())
+    assert ours <= set(logged), sorted(ours - set(logged))
+    table = json.loads(Path(client.download_artifacts(s.run_id, "metrics_by_slice.json", str(project / "dl")))
+                       .read_text())
+    assert table["columns"][:2] == ["field", "value"] and "recall_triples" in table["columns"] and table["data"]
+    assert {"path": "metrics_by_slice.json", "type": "table"} in json.loads(run.data.tags["mlflow.loggedArtifacts"])
+    # the same command again (all answered: it finishes the same run again) replaces the table, never appends to it
+    again = run_experiment(cfg, "gv3_orkg", "gv3_orkg", limit=3, track_carbon=False, progress=False)
+    assert again.run_id == s.run_id
+    table2 = json.loads(Path(client.download_artifacts(s.run_id, "metrics_by_slice.json", str(project / "dl2")))
+                        .read_text())
+    assert table2 == table
 
 
 class Crash(BaseException):

@@ -27,7 +27,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from hublab.datasets.catalog import check_golden_ids, is_dataset_file, load_dataset, resolve_statements
 from hublab.datasets.model import QAPair
 from hublab.errors import InputError
-from hublab.evaluation.names import KEY_METRICS, slice_metric
 from hublab.experiment import question
 from hublab.experiment.aggregate import aggregate_records, slice_metrics
 from hublab.experiment.budget import budgets, failure
@@ -298,11 +297,8 @@ def _finish(req: RunRequest, rec: RunRecorder, plan: _Plan, ident: RunIdentity, 
         metrics["session_emissions_per_question"] = (session.emissions or 0.0) / n_run
         metrics["session_energy_per_question"] = (session.total_energy_consumption or 0.0) / n_run
     failed, reason = failure(metrics, plan.limits, answered.budget_hit, len(records), len(pairs))
-    rec.log_metrics(metrics)
+    rec.log_run_metrics(metrics)  # the page's headline; all metrics and the slices go with the artifacts
     slices = slice_metrics(records)
-    for f, groups in slices.items():
-        for v, m in groups.items():
-            rec.log_metrics({slice_metric(name_, f, v): m[name_] for name_ in KEY_METRICS if name_ in m})
     if skipped:
         rec.set_tags({f"skipped.{k_}": why[:500] for k_, why in skipped.items()})
     if answered.carbon is not None:

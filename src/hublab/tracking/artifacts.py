@@ -79,6 +79,33 @@ def write_csv(rows: list[dict[str, Any]], path: Path) -> None:
     write_text_atomic(path, buf.getvalue())
 
 
+#: the per-slice figures as an MLflow table (the run page's table view), beside metrics_by_slice.csv
+SLICE_TABLE = "metrics_by_slice.json"
+
+
+def write_slice_table(slices: dict[str, dict[str, dict[str, float]]], path: Path) -> None:
+    """The slices in the file format of ``mlflow.log_table`` (pandas' ``split`` JSON). Written here and logged with
+    the other artifacts, not through ``log_table``: that appends to a table already in the run, so a resumed or
+    rerun run would list every slice twice; this file is replaced whole each time."""
+    import pandas as pd
+
+    from hublab.tracking.run_page import slice_table
+
+    write_text_atomic(path, pd.DataFrame(slice_table(slices)).to_json(orient="split", index=False))
+
+
+def mark_table(artifact_file: str) -> None:
+    """Tell the MLflow UI that the active run's ``artifact_file`` is a table (the tag ``log_table`` sets)."""
+    import mlflow
+    from mlflow.utils.mlflow_tags import MLFLOW_LOGGED_ARTIFACTS
+
+    run = mlflow.active_run()
+    listed = json.loads(mlflow.get_run(run.info.run_id).data.tags.get(MLFLOW_LOGGED_ARTIFACTS, "[]"))
+    entry = {"path": artifact_file, "type": "table"}
+    if entry not in listed:
+        mlflow.set_tag(MLFLOW_LOGGED_ARTIFACTS, json.dumps([*listed, entry]))
+
+
 def thesis_reference(cfg: PipelineConfig, graph: str, settings: Settings) -> dict[str, float]:
     """The thesis's numbers (graph_variants.csv) for this retriever on this graph variant, where the thesis reports
     them; a dataset name stands for its graph (``reduced_gv1`` → GV1)."""
@@ -152,6 +179,7 @@ def log_run_artifacts(cfg: PipelineConfig, records: list[dict[str, Any]], metric
     slice_rows = [{"field": f, "value": v, **m} for f, g in slices.items() for v, m in g.items()]
     if slice_rows:
         write_csv(slice_rows, art / "metrics_by_slice.csv")
+        write_slice_table(slices, art / SLICE_TABLE)
     reference = thesis_reference(cfg, graph, settings)
     if reference:
         (art / "thesis_reference.json").write_text(json.dumps(reference, indent=1))
@@ -159,3 +187,5 @@ def log_run_artifacts(cfg: PipelineConfig, records: list[dict[str, Any]], metric
     _plots(art, metrics, slices, reference,
            f"{cfg.name} · {graph} · {dataset}" + ("" if scope == "full" else f" ({scope})"))
     mlflow.log_artifacts(str(art))
+    if slice_rows:
+        mark_table(SLICE_TABLE)

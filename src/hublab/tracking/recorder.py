@@ -20,7 +20,7 @@ from typing import Any
 
 from hublab.config import Settings
 from hublab.pipeline.config import PipelineConfig
-from hublab.tracking import mlflow_log, run_inputs, traces
+from hublab.tracking import mlflow_log, run_inputs, run_page, traces
 from hublab.tracking.artifacts import log_run_artifacts
 from hublab.tracking.prompt_registry import register_and_link
 
@@ -105,6 +105,11 @@ class RunRecorder:
     def log_metrics(self, metrics: dict[str, Any]) -> None:
         """The finite numeric metrics, under their own (checked) names."""
         _mlflow().log_metrics(mlflow_log.finite_metrics(metrics))
+
+    def log_run_metrics(self, metrics: dict[str, Any]) -> None:
+        """A run's page: its headline as metrics (``run_page.headline``, at most 20); every metric is in the
+        ``metrics.json`` artifact and the slices in the ``metrics_by_slice.json`` table (``log_artifacts``)."""
+        self.log_metrics(run_page.headline(metrics))
 
     def log_dataset_input(self, pairs: list[Any], dataset_file: Path, *, scope: str) -> None:
         run_inputs.log_dataset_input(pairs, self.desc.dataset, dataset_file, scope=scope)
