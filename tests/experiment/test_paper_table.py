@@ -45,3 +45,20 @@ def test_latex_has_the_markdown_cells_escaped():
     assert r"HubLink & 0.572 [0.527, 0.617] & \textbf{best} \\" in tex
     assert r"four\_step\_focus & 0.226 & $<$ 0.001 \\" in tex
     assert r"\caption{50\% of x \& y}" in tex and tex.startswith(r"\begin{table}") and "\\toprule" in tex
+
+
+def test_what_tuning_changed_is_said_against_the_methods_effective_defaults():
+    """The comparison's ``changed_params``: a value spelled out equal to the method's default is no change, the
+    comparison's own output bound is left out, floats are shown to 4 significant digits."""
+    from pathlib import Path
+
+    from hublab.experiment.comparison.default_vs_tuned import changed_params
+    from hublab.pipeline.config import load_pipeline
+
+    repo = Path(__file__).resolve().parents[2]
+    default = load_pipeline(repo / "pipelines" / "bm25.yaml")
+    same = load_pipeline(repo / "pipelines" / "bm25.yaml")
+    same.retriever_params.update({"max_output_triples": 20, "k1": default.retriever_params.get("k1", 1.5)})
+    assert changed_params(default, same) == ""
+    same.retriever_params["k1"] = 0.21450302218974038
+    assert changed_params(default, same) == "k1=0.2145"

@@ -44,18 +44,25 @@ def recall_by_hand(project: Path, run_id: str) -> float:
 
 def test_compare_table_has_every_method_and_thesis_columns(project: Path):
     import csv
+    import json
 
     from typer.testing import CliRunner
 
     from hublab.cli import app
 
-    res = CliRunner().invoke(app, ["report", "compare", "--graph", "gv3_orkg", "--dataset", "gv3_orkg", "--no-carbon"])
+    res = CliRunner().invoke(app, ["report", "compare", "--graph", "gv3_orkg", "--dataset", "gv3_orkg", "--no-carbon",
+                                   "--json"])
     assert res.exit_code == 0, res.output
+    run_of = {r["method"]: r["mlflow_run"] for r in json.loads(res.output[res.output.index("{"):])["rows"]}
     rows = list(csv.DictReader(open(project / "reports/compare_gv3_orkg/compare.csv")))
     assert {r["method"] for r in rows} == {"bm25", "difar"}
     for r in rows:
         assert r["n_questions"] == "3"
-        assert float(r["Recall"]) == pytest.approx(recall_by_hand(project, r["mlflow_run"]), abs=1e-9), r
+        assert float(r["Recall"]) == pytest.approx(recall_by_hand(project, run_of[r["method"]]), abs=1e-9), r
+        # the written report holds what every machine computes alike; seconds and emissions go beside it
+        assert not {"mlflow_run", "s/question", "index build s", "kgCO2e/question"} & set(r), sorted(r)
+    timings = list(csv.DictReader(open(project / "reports/compare_gv3_orkg/timings.csv")))
+    assert {t["pipeline"] for t in timings} == {r["pipeline"] for r in rows} and all(t["s/question"] for t in timings)
     difar = next(r for r in rows if r["method"] == "difar")
     assert float(difar["thesis Recall"]) == pytest.approx(0.523)  # DiFaR (GV3), thesis Table 10.5
     assert next(r for r in rows if r["method"] == "bm25").get("thesis Recall") in ("", None)

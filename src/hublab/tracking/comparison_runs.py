@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from hublab.tracking import mlflow_log
 
@@ -51,27 +52,40 @@ def find_comparison(root: Path, experiment: str, key: str) -> str | None:
     return found[0].info.run_id if found else None
 
 
-def share_view(experiment_id: str, key: str, *, columns: Iterable[str]) -> str:
-    """A shared view of the experiment's runs table with ``columns`` (metric names; the UI's default shows none),
-    its rows sorted by the first of them, highest first (sorted, the table lists child runs as rows of their own
-    instead of folded under their parent). Returns the page's URL fragment."""
+def share_view(experiment_id: str, key: str, *, columns: Iterable[str], tag_columns: Iterable[str] = (),
+               group_by_tag: str | None = None, widths: Mapping[str, int] | None = None) -> str:
+    """A shared view of the experiment's runs table: ``columns`` (metric names; the UI's default shows none), then
+    ``tag_columns`` (tags holding display text, such as a difference with its interval), rows sorted by the first
+    metric, highest first. With ``group_by_tag``, rows are grouped by that tag (MLflow's "group by"; groups open
+    expanded, each group's row showing its best value), so rows of different question sets are never ranked in one
+    list. ``widths`` sets column widths in pixels by metric or tag name (``run_name`` for the run name), so headers
+    and names are not cut at the default width. Returns the page's URL fragment."""
     from mlflow.tracking import MlflowClient
 
-    columns = list(columns)
-    state = {"selectedColumns": [f"metrics.`{c}`" for c in columns], "orderByKey": f"metrics.`{columns[0]}`",
-             "orderByAsc": False}
+    columns, tag_columns = list(columns), list(tag_columns)
+    ids = {**{c: f"metrics.`{c}`" for c in columns}, **{t: f"tags.`{t}`" for t in tag_columns},
+           "run_name": "attributes.`Run Name`"}
+    state: dict = {"selectedColumns": [ids[c] for c in columns + tag_columns],
+                   "orderByKey": ids[columns[0]], "orderByAsc": False}
+    if group_by_tag:
+        state["groupBy"] = {"aggregateFunction": "max", "groupByKeys": [{"mode": "tag", "groupByData": group_by_tag}]}
+    if widths:
+        # the grid applies widths only to the columns of ``columnOrder`` (and in that order): the run name, then ours
+        state["columnWidths"] = {ids[name]: int(px) for name, px in widths.items()}
+        state["columnOrder"] = [ids["run_name"], *(ids[c] for c in columns + tag_columns)]
     MlflowClient().set_experiment_tag(experiment_id, f"{SHARED_VIEW_TAG}{key}", json.dumps(state))
     return f"#/experiments/{experiment_id}/runs?viewStateShareKey={key}"
 
 
 def log_comparison_runs(root: Path, experiment: str, *, key: str, name: str, params: Mapping[str, str],
                         children: Mapping[str, ChildRun], files: Iterable[Path],
-                        tags: Mapping[str, str] | None = None, view_columns: Iterable[str] = ()) -> Logged:
+                        tags: Mapping[str, str] | None = None, view_columns: Iterable[str] = (),
+                        view: Mapping[str, Any] | None = None) -> Logged:
     """Log (or update) the comparison ``key``: the parent run ``name`` with ``params`` (set when it is created) and
     ``tags`` (set every time, with the name: where its numbers come from may change), a FINISHED child per
     ``children`` entry (keyed by its child key), ``hublab.n_children`` and ``files`` as the parent's artifacts;
-    with ``view_columns``, a shared runs-table view ``<key>`` showing them (``share_view``). The parent ends FAILED
-    if anything raises."""
+    with ``view_columns``, a shared runs-table view ``<key>`` showing them (``share_view``, with the keyword
+    arguments in ``view``: tag columns, grouping, widths). The parent ends FAILED if anything raises."""
     from mlflow.entities import Metric, Param, RunTag
     from mlflow.tracking import MlflowClient
     from mlflow.utils.mlflow_tags import MLFLOW_PARENT_RUN_ID, MLFLOW_RUN_NAME
@@ -103,9 +117,9 @@ def log_comparison_runs(root: Path, experiment: str, *, key: str, name: str, par
         for f in files:
             client.log_artifact(parent, str(f))
         columns = list(view_columns)
-        view = share_view(exp_id, key, columns=columns) if columns else ""
+        shared = share_view(exp_id, key, columns=columns, **(view or {})) if columns else ""
     except BaseException:
         client.set_terminated(parent, "FAILED")
         raise
     client.set_terminated(parent, "FINISHED")
-    return Logged(parent, exp_id, view)
+    return Logged(parent, exp_id, shared)

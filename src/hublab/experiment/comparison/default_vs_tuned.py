@@ -60,6 +60,7 @@ class Entry:
     pipeline: Path
     cfg: PipelineConfig
     study: str = ""
+    changed: str = ""  # tuned entries: the retriever parameters that differ from the default pipeline's
 
 
 @dataclass
@@ -83,6 +84,7 @@ class Row:
     thesis_map: float | None = None
     study: str = ""
     mlflow_run: str = ""
+    changed: str = ""  # tuned rows: ``name=value`` of each retriever parameter tuning changed, ``; ``-separated
 
 
 def entries(root: Path, pipelines: list[Path] | None = None, tuned_dir: Path | None = None) -> list[Entry]:
@@ -102,8 +104,28 @@ def entries(root: Path, pipelines: list[Path] | None = None, tuned_dir: Path | N
         tuned = tuned_dir / f"{cfg.retriever_type}.yaml"
         if tuned.exists():
             tcfg = load_pipeline(tuned)
-            out.append(Entry(cfg.retriever_type, "tuned", shown(tuned), tcfg, str(tcfg.tuned.get("study", ""))))
+            out.append(Entry(cfg.retriever_type, "tuned", shown(tuned), tcfg, str(tcfg.tuned.get("study", "")),
+                             changed_params(cfg, tcfg)))
     return out
+
+
+def changed_params(default: PipelineConfig, tuned: PipelineConfig) -> str:
+    """``name=value; …`` of the retriever parameters ``tuned`` sets otherwise than ``default`` (sorted by name), each
+    side with the method's own defaults filled in (a value spelled out equal to its default is no change), the
+    comparison's own output bound left out (every row runs at it): what tells the two rows of a method apart."""
+    from hublab.pipeline.config import flatten
+    from hublab.retrievers.registry import get_retriever_class
+
+    declared = get_retriever_class(default.retriever_type).declared_params()
+    base = {k: spec[1] for k, spec in declared.items()}
+    a = flatten({**base, **default.retriever_params})
+    b = flatten({**base, **tuned.retriever_params})
+    keys = sorted((set(a) | set(b)) - {"max_output_triples"})
+
+    def shown(v: Any) -> str:  # a tuned float to 4 significant digits: 0.0768, not 0.07684404861238411
+        return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+    return "; ".join(f"{k}={shown(b.get(k))}" for k in keys if a.get(k) != b.get(k))
 
 
 def _norm(text: str) -> str:
@@ -139,7 +161,8 @@ def _rows_for(entry: Entry, graph: str, records: list[dict[str, Any]], held_out:
         means[names.TRIPLES_PER_QUESTION] = float(np.mean([len(r.get("retrieved_context") or []) for r in recs])) \
             if recs else float("nan")
         rows.append(Row(entry.method, graph, subset, entry.config, entry.pipeline.as_posix(), len(recs), means,
-                        {m: per_q[m] for m in CI_METRICS}, thesis_map=thesis, study=entry.study, mlflow_run=run_id))
+                        {m: per_q[m] for m in CI_METRICS}, thesis_map=thesis, study=entry.study, mlflow_run=run_id,
+                        changed=entry.changed))
     return rows
 
 
@@ -230,7 +253,7 @@ def csv_rows(rows: list[Row]) -> list[dict[str, Any]]:
         d["p_value_tuned_vs_default_holm"] = _r(r.p_vs_default_holm)
         d["thesis_map_at_10_triples"] = _r(r.thesis_map)
         # no MLflow run id: it differs on every machine and rerun (the MLflow comparison children link the runs)
-        d["pipeline"], d["study"] = r.pipeline, r.study
+        d["pipeline"], d["study"], d["changed_params"] = r.pipeline, r.study, r.changed
         out.append(d)
     return out
 
@@ -404,9 +427,16 @@ def plot_data(rows: list[Row], out_dir: Path) -> list[Path]:
 
 
 #: the runs-table columns of the comparison's shared view (the UI shows no metric column by default)
-VIEW_COLUMNS = (names.MAP_AT_10, f"{names.MAP_AT_10}_ci_low", f"{names.MAP_AT_10}_ci_high", DIFF, f"{DIFF}_ci_low",
-                f"{DIFF}_ci_high", names.HITS_AT_10, "triples_per_question", "p_value_vs_best_holm",
-                "thesis_map_at_10_triples")
+VIEW_COLUMNS = (names.MAP_AT_10, DIFF, names.HITS_AT_10, "triples_per_question", "thesis_map_at_10_triples")
+#: the view's text columns (child tags): the difference from the best with its interval, the corrected p-value, and
+#: what tuning changed; after the metrics (MLflow keeps its metric and tag column groups apart)
+VIEW_TAGS = ("diff_95ci", "p_vs_best", "changed_params")
+GROUP_TAG = "question_set"  # the view groups the children by graph and question set, never one ranked list
+#: widths (px) that show every header and run name whole and the difference from the best within 1,400 px beside
+#: MLflow's assistant panel (measured on MLflow 3.17's runs table: tests/platform/test_mlflow_ui.py)
+VIEW = {"tag_columns": VIEW_TAGS, "group_by_tag": GROUP_TAG,
+        "widths": {"run_name": 230, names.MAP_AT_10: 135, DIFF: 175, names.HITS_AT_10: 135, "triples_per_question": 155,
+                   "thesis_map_at_10_triples": 185, "diff_95ci": 190, "p_vs_best": 100, "changed_params": 320}}
 COMPUTED = "computed by hublab report compare (dvc repro compare)"
 
 
@@ -436,7 +466,9 @@ def log_mlflow(root: Path, rows: list[Row], files: list[Path], *, bound: int = B
         if r.thesis_map is not None:
             metrics["thesis_map_at_10_triples"] = round(r.thesis_map, ROUND)
         tags = {"config": r.config, "method": r.method, "hublab.method_name": display_name(r.method),
-                "graph": r.graph, "subset": r.subset,
+                "graph": r.graph, "subset": r.subset, GROUP_TAG: _title(r.graph, r.subset, r.n_questions),
+                "diff_95ci": "best" if r.best else _diff(r), "p_vs_best": _p_vs_best(r).replace("**", ""),
+                "changed_params": r.changed or ("(default)" if r.config == "default" else "(none)"),
                 "hublab.pipeline": r.pipeline, "hublab.method_run_id": r.mlflow_run, "best": str(r.best)}
         if r.study:
             tags["optuna_study"] = r.study
@@ -447,7 +479,7 @@ def log_mlflow(root: Path, rows: list[Row], files: list[Path], *, bound: int = B
     name = f"fair comparison (≤{bound} triples/question)" + ("" if source == COMPUTED else f" · {source}")
     return log_comparison_runs(root, experiment, key=f"fair-bound{bound}", name=name, params=params,
                                children=children, files=files, tags={"hublab.source": source},
-                               view_columns=VIEW_COLUMNS)
+                               view_columns=VIEW_COLUMNS, view=VIEW)
 
 
 def write_all(st: Settings, rows: list[Row], out_dir: Path, *, bound: int = BOUND, log: bool = True) -> dict[str, Any]:

@@ -75,12 +75,17 @@ def compare_methods(pipelines: list[Path], graph: str, dataset: str, *, settings
     return CompareResult(rows, skipped)
 
 
+#: the columns a rerun on another machine changes although the results are the same: in the table a command prints
+#: and in MLflow, never in the written (possibly committed) report, whose timings go to ``timings.csv`` beside it
+#: (git-ignored), as ``hublab run --report-dir`` keeps them apart (``experiment/dvc_report.py``)
+MACHINE = ("s/question", "index build s", "kgCO2e/question", "CE_rel", "ΔCE", "n(CE)", "n(CE_rel)")
+
 #: the table's columns (row keys, each its own heading); the thesis's four Table 10.5 metrics last
 TABLE = ["method", "pipeline", "llm", *[c[1] for c in COLUMNS], "s/question", "index build s", "LLM tokens/question",
          "kgCO2e/question", *[f"thesis {c[1]}" for c in COLUMNS if c[1] in ("Recall", "Precision", "F1", "MAP@10")]]
 
 
-def markdown(res: CompareResult, graph: str, dataset: str) -> str:
+def markdown(res: CompareResult, graph: str, dataset: str, *, timings: bool = True) -> str:
     partial = sorted({r.get("scope", "full") for r in res.rows} - {"full"})
     lines = []
     if partial:
@@ -92,7 +97,11 @@ def markdown(res: CompareResult, graph: str, dataset: str) -> str:
     if bounds:
         lines.append(f"All methods evaluated at the same output bound: at most {bounds[0]} triples per question.")
     ordered = sorted(res.rows, key=lambda r: -(r.get("Hits@10") or 0))
-    lines += ["", tables.markdown_table([tables.field(c) for c in TABLE], ordered)]
+    columns = [c for c in TABLE if timings or c not in MACHINE]
+    lines += ["", tables.markdown_table([tables.field(c) for c in columns], ordered)]
+    if not timings:
+        lines += ["", "Seconds, index build time and emissions of these runs: `timings.csv` beside this file (not "
+                  "kept in git: they differ on every machine) and each run in MLflow."]
     lines.extend(f"- not run: {name} — {why}" for name, why in res.skipped)
     return "\n".join(lines) + "\n"
 
@@ -111,7 +120,13 @@ def report_stem(res: CompareResult) -> str:
 
 
 def write_report(res: CompareResult, out_dir: Path, graph: str, dataset: str) -> tuple[Path, Path]:
-    return tables.write_report(out_dir, report_stem(res), markdown(res, graph, dataset), res.rows)
+    """``<stem>.md`` and ``<stem>.csv`` with what every machine computes alike (a DVC stage commits them), and
+    ``timings.csv`` with each pipeline's machine-dependent figures."""
+    stem = report_stem(res)
+    quality = [{k: v for k, v in r.items() if k not in MACHINE and k != "mlflow_run"} for r in res.rows]
+    timing = [{"pipeline": r["pipeline"], **{k: r.get(k) for k in MACHINE if k in r}} for r in res.rows]
+    tables.write_csv(timing, out_dir / ("timings.csv" if stem == "compare" else f"{stem}.timings.csv"))
+    return tables.write_report(out_dir, stem, markdown(res, graph, dataset, timings=False), quality)
 
 
 def comparison_key(graph: str, dataset: str, pipelines: list[Path], limit: int | None,
