@@ -12,8 +12,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from hublab.errors import InputError
 
 #: The graph (and dataset) built from the ORKG export: ``snapshot.name`` unless params.yaml names it otherwise.
@@ -59,16 +57,11 @@ def tracking_uri(root: Path) -> str:
 
 @lru_cache(maxsize=8)
 def _load_params(path: str) -> dict[str, Any]:
-    p = Path(path)
-    if not p.exists():
-        return {}
-    try:
-        data = yaml.safe_load(p.read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise InputError(f"invalid YAML: {exc}", file=str(p)) from exc
-    if not isinstance(data, dict):
-        raise InputError("expected a mapping at top level", file=str(p))
-    return data
+    """``params.yaml`` checked against its schema (unknown and duplicated keys, wrong types: refused with file, line
+    and key; ``hublab.params_schema``), paths expanded; read once per process and file."""
+    from hublab.params_schema import load_params
+
+    return load_params(Path(path))
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,11 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlparse
+from urllib.parse import urlparse
 
 from hublab.errors import InputError, raise_all
 from hublab.llm.endpoints import LLMEndpoint, llm_endpoints  # noqa: F401 (re-exported)
+from hublab.pipeline.validate import strict_name_problem  # the rules every name follows, a pipeline's own too
 from hublab.redact import redact
 
 #: seconds to wait for a tracking server before giving up (a closed port answers at once; a black hole does not)
@@ -25,9 +26,6 @@ TRACKING_CONNECT_TIMEOUT_S = 3.0
 #: the LLM endpoint check (connect, then ``GET /models``): the whole check stays under 5 s for one endpoint
 LLM_CONNECT_TIMEOUT_S = 2.0
 LLM_READ_TIMEOUT_S = 2.5
-#: a name that becomes a folder, an MLflow key and a URL path segment (``--experiment``, ``--study``): at most this
-#: many characters (a 300-character name ran every question, then died on ``File name too long``)
-MAX_NAME_CHARS = 100
 #: the pipeline YAML is read whole and walked several times: a larger file is refused before parsing
 MAX_PIPELINE_BYTES = 5 * 1024 * 1024
 #: YAML nesting (mappings and sequences inside each other) a pipeline may use
@@ -249,41 +247,6 @@ def check_llm(cfg: Any) -> list[str]:
     return warnings
 
 
-# ---------------- names ----------------
-#: what a name may hold once percent-decoded: letters, digits, ``_ - .`` and spaces, not starting with ``.``
-_SAFE_NAME = re.compile(r"[^\W][\w.\- ]*")
-
-
-def _decoded(value: str) -> str:
-    """``value`` percent-decoded until it no longer changes (``%252e`` → ``%2e`` → ``.``): what MLflow and a URL
-    or file path may finally make of it."""
-    for _ in range(8):
-        nxt = unquote(value)
-        if nxt == value:
-            break
-        value = nxt
-    return value
-
-
-def strict_name_problem(value: str, what: str = "name") -> str | None:
-    """A name checked as the string it becomes (a folder ``mlruns/artifacts/<name>``, an MLflow key, a lock file,
-    a URL segment): decoded first, then a safe character set and a length every store and file system accept.
-    Never echoes the value (it may be a pasted key); names the offending characters only."""
-    decoded = _decoded(value)
-    if decoded != value and (re.search(r"[/\\\x00-\x1f\x7f]", decoded) or ".." in decoded):
-        return (f"the {what} is percent-encoded and decodes to a path ('/', '\\', '..' or control characters): "
-                "names must not contain them, encoded or not")
-    if len(value) > MAX_NAME_CHARS:
-        return (f"the {what} is {len(value)} characters long; at most {MAX_NAME_CHARS} (it becomes a folder name and "
-                "an MLflow key)")
-    if not _SAFE_NAME.fullmatch(value):
-        bad = sorted({c for c in value if not (c.isalnum() or c in "_-. ")})
-        shown = " ".join(repr(c) for c in bad[:6]) or "a leading '.'"
-        return (f"the {what} may hold only letters, digits, '_', '-', '.' and spaces, not starting with '.' "
-                f"(found {shown})")
-    return None
-
-
 # ---------------- the pass ----------------
 def check_names(errors: list[InputError], **names: str | None) -> None:
     """``--experiment``, ``--study``, ``--run-name``: names, not paths, checked as the strings they become."""
@@ -413,7 +376,7 @@ def config_value_problems(cfg: Any) -> list[InputError]:
 
     lines: dict[str, int] = {}
     with contextlib.suppress(Exception):  # the file was loaded already; lines are a courtesy
-        from hublab.pipeline.yaml_strict import load_yaml
+        from hublab.yaml_strict import load_yaml
 
         _, lines = load_yaml(Path(cfg.source).read_text(encoding="utf-8"), source=str(cfg.source))
     out: list[InputError] = []

@@ -860,3 +860,18 @@ def test_outputs_keep_their_mode(tmp_path: Path):
         assert sorted(p.name for p in tmp_path.iterdir()) == ["new.md", "shared.csv"]  # no temporary file left
     finally:
         os.umask(old)
+
+
+@pytest.mark.parametrize("name", ["bm25\u202egnp.exe", "x" * 10_000, "a%2F..%2Fb"])
+def test_a_pipeline_name_follows_the_rules_of_experiment_names(project: Path, name: str):
+    """A pipeline's ``name`` becomes the MLflow run name (and, through ``--report-dir``, paths): an RTL override, a
+    10,000-character name or an encoded path is refused as ``--experiment`` refuses it, before any work."""
+    import yaml
+
+    cfg = yaml.safe_load((project / "pipelines" / "bm25.yaml").read_text())
+    cfg["name"] = name
+    (project / "renamed.yaml").write_text(yaml.safe_dump(cfg, allow_unicode=True))
+    code, out = invoke(_run("renamed.yaml", "--limit", "1"))
+    assert code == 2 and "Traceback" not in out, out[-2000:]
+    assert "pipeline name" in out and "renamed.yaml" in out, out[-2000:]
+    assert not (project / "mlruns").exists() or not list((project / "mlruns").rglob("meta.yaml"))

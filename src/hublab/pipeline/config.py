@@ -212,7 +212,7 @@ class PipelineConfig:
 
 
 def load_pipeline(path: str | Path) -> PipelineConfig:
-    from hublab.pipeline.yaml_strict import load_yaml
+    from hublab.yaml_strict import load_yaml
 
     path = Path(path)
     try:

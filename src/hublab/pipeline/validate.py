@@ -12,6 +12,7 @@ import math
 import re
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import unquote
 
 from hublab.errors import InputError
 from hublab.redact import secret_value_problem
@@ -228,6 +229,45 @@ def check_secret_values(data: Any, prefix: str, problems: Problems) -> None:
             problems.add(prefix, f"{why} (value not shown)")
 
 
+#: a name that becomes a folder, an MLflow key and a URL path segment (``--experiment``, ``--study``, a pipeline's
+#: ``name``): at most this many characters (a 300-character name ran every question, then died on ``File name too
+#: long``)
+MAX_NAME_CHARS = 100
+#: what a name may hold once percent-decoded: letters, digits, ``_ - .`` and spaces, not starting with ``.``
+_SAFE_NAME = re.compile(r"[^\W][\w.\- ]*")
+
+
+def _decoded(value: str) -> str:
+    """``value`` percent-decoded until it no longer changes (``%252e`` → ``%2e`` → ``.``): what MLflow and a URL
+    or file path may finally make of it."""
+    for _ in range(8):
+        nxt = unquote(value)
+        if nxt == value:
+            break
+        value = nxt
+    return value
+
+
+def strict_name_problem(value: str, what: str = "name") -> str | None:
+    """A name checked as the string it becomes (a folder ``mlruns/artifacts/<name>``, an MLflow key, a lock file,
+    a URL segment): decoded first, then a safe character set and a length every store and file system accept.
+    Never echoes the value (it may be a pasted key); names the offending characters only."""
+    decoded = _decoded(value)
+    if decoded != value and (re.search(r"[/\\\x00-\x1f\x7f]", decoded) or ".." in decoded):
+        return (f"the {what} is percent-encoded and decodes to a path ('/', '\\', '..' or control characters): "
+                "names must not contain them, encoded or not")
+    if len(value) > MAX_NAME_CHARS:
+        return (f"the {what} is {len(value)} characters long; at most {MAX_NAME_CHARS} (it becomes a folder name and "
+                "an MLflow key)")
+    if not _SAFE_NAME.fullmatch(value):
+        bad = sorted({c for c in value if not (c.isalnum() or c in "_-. ")})
+        shown = " ".join(repr(c) for c in bad[:6]) or "a leading '.'"
+        return (f"the {what} may hold only letters, digits, '_', '-', '.' and spaces, not starting with '.' "
+                f"(found {shown})")
+    return None
+
+
+
 def name_problem(value: Any, what: str = "name") -> str | None:
     """A name that becomes a folder or an MLflow key: no path separators, no ``..``, no control characters."""
     if not isinstance(value, str) or not value.strip():
@@ -246,7 +286,8 @@ def check_config(data: dict[str, Any], problems: Problems) -> None:
         if key in data and data[key] is not None and not isinstance(data[key], str):
             problems.add(key, f"expected a string, got {_show(data[key])}")
     if isinstance(data.get("name"), str):
-        why = name_problem(data["name"], "pipeline name")
+        # the rules of --experiment: the name becomes the MLflow run name and, with --report-dir, a folder
+        why = name_problem(data["name"], "pipeline name") or strict_name_problem(data["name"], "pipeline name")
         if why:
             problems.add("name", why)
     if isinstance(data.get("llm"), dict):
