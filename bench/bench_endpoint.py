@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -31,6 +30,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests"))  # local_procs: free port, process-group stop
 
+from machine import machine  # noqa: E402  (bench/machine.py, beside this script)
+
 from support.local_procs import free_port, stop_group  # noqa: E402
 
 PY = sys.executable
@@ -38,15 +39,6 @@ OXIGRAPH = Path(PY).parent / "oxigraph"
 KEYS = ("hit_at_10_triples", "map_at_10_triples", "mrr_at_10_triples", "recall_at_10_triples", "triples_per_question")
 ENV = {**{k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}, "HF_HUB_OFFLINE": "1",
        "TRANSFORMERS_OFFLINE": "1", "MLFLOW_DISABLE_TELEMETRY": "true", "PYTHONPATH": str(ROOT / "src")}
-
-
-def machine() -> dict:
-    cpu = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
-                if ln.startswith("model name")), platform.processor())
-    t = time.perf_counter()
-    sum(i * i for i in range(10_000_000))  # the reference loop docs/benchmarks.md puts beside every figure
-    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
-            "reference_loop_s": round(time.perf_counter() - t, 3), "date": time.strftime("%Y-%m-%d")}
 
 
 def serve(file: Path, work: Path) -> tuple[subprocess.Popen, str, float]:

@@ -152,10 +152,12 @@ def main() -> None:
     cpu_slope = (cmd[1]["cpu_s"] - cmd[0]["cpu_s"]) / (hi - lo)
     warm = time_in_process(args.pipeline, args.graph, args.dataset, args.in_process_limit)
     configured = next(iter(warm.values()))
-    result = {"pipeline": args.pipeline, "graph": args.graph, "dataset": args.dataset, "command": cmd,
+    from machine import machine  # bench/machine.py, beside this script
+
+    result = {"machine": machine(), "pipeline": args.pipeline, "graph": args.graph, "dataset": args.dataset,
+              "command": cmd,
               "command_slope_s_per_question": round(slope, 4), "command_cpu_slope_s_per_question": round(cpu_slope, 4),
-              "in_process": warm, "slope_over_warm_mean": round(slope / configured["wall_mean_s"], 2),
-              "python": sys.version.split()[0], "cpus": os.cpu_count()}
+              "in_process": warm, "slope_over_warm_mean": round(slope / configured["wall_mean_s"], 2)}
     print(json.dumps(result, indent=1))
     print(f"\n`hublab run {args.pipeline} --graph {args.graph} --dataset {args.dataset}` (cold process, --no-trace):")
     for c in cmd:
