@@ -1,6 +1,7 @@
 """What ``hublab tune`` and ``hublab tune-all`` refuse before any study, trial or MLflow experiment exists: an
 objective no run logs, a storage URL whose driver is missing, a pipeline file that cannot be read in bounded time or
-holds a value every trial would trip over."""
+holds a value every trial would trip over, an MLflow store that cannot be reached or written (a study waited ~10
+minutes on an unreachable server, silently, holding the mlruns lock every later study then waited on)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from hublab.errors import InputError
 from hublab.evaluation import names
 from hublab.evaluation.generation import LLM_JUDGED, NON_LLM
 from hublab.pipeline.config import load_pipeline
-from hublab.preflight import config_value_problems, yaml_file_problem
+from hublab.preflight import bound_tracking_retries, config_value_problems, tracking_problem, yaml_file_problem
 
 #: rank-cut and full-list metrics at any cut-off and level (``hit_at_10_triples``, ``recall_entities``)
 _RETRIEVAL_METRIC = re.compile(r"(?:hit|map|mrr|precision|recall|f1|f2|exact_match)(?:_at_\d+)?_(?:triples|entities)")
@@ -79,3 +80,9 @@ def check_tune_inputs(problems: list, *, pipeline: Path | None = None, objective
     why = storage_problem(storage)
     if why:
         problems.append(InputError(why, field="--storage"))
+    from hublab.config import settings
+
+    bound_tracking_retries()  # as `hublab run`: seconds, not MLflow's minutes of retries, once a study runs
+    why = tracking_problem(settings().root)
+    if why:
+        problems.append(InputError(why, field="MLFLOW_TRACKING_URI"))
