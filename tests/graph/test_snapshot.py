@@ -230,8 +230,9 @@ def test_cli_names_where_a_malformed_research_field_came_from(gv3_export, tmp_pa
               "  name: gv3_orkg\n  research_field: 659055\n")
     proc = _cli_snapshot(tmp_path, params)
     assert proc.returncode == 2
-    assert f"file {tmp_path / 'params.yaml'}, field 'snapshot.research_field'" in proc.stderr
-    assert "malformed ORKG research field id 659055" in proc.stderr
+    # params.yaml's schema refuses it first (a number where an id string belongs), located to the line
+    assert f"file {tmp_path / 'params.yaml'}, line 7, field 'snapshot.research_field'" in proc.stderr
+    assert "valid string (got 659055)" in proc.stderr
     proc = _cli_snapshot(tmp_path, params.replace("659055", "R659055"), "--research-field", "field 12")
     assert proc.returncode == 2 and "field '--research-field'" in proc.stderr and "'field 12'" in proc.stderr
     assert not (tmp_path / "data" / "snapshots").exists()

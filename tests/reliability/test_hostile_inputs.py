@@ -875,3 +875,24 @@ def test_a_pipeline_name_follows_the_rules_of_experiment_names(project: Path, na
     assert code == 2 and "Traceback" not in out, out[-2000:]
     assert "pipeline name" in out and "renamed.yaml" in out, out[-2000:]
     assert not (project / "mlruns").exists() or not list((project / "mlruns").rglob("meta.yaml"))
+
+
+@pytest.mark.parametrize("command", [["tune", BM25, "--study", "s", "--dataset", "gv3_orkg", "--n-trials", "1"],
+                                     ["tune-all", BM25, "--dataset", "gv3_orkg", "--n-trials", "1"]])
+def test_a_study_whose_tracking_server_is_unreachable_is_refused_before_any_lock(project: Path, command):
+    """``MLFLOW_TRACKING_URI`` naming a server nobody answers: a study is refused in seconds with one line, as ``hublab
+    run`` is, before it takes the mlruns lock or creates a study (it printed nothing for ~10 minutes, holding the
+    lock every later study waited on)."""
+    port = _closed_port()
+    t = time.monotonic()
+    code, out = invoke([*command, "--no-progress"], env={"MLFLOW_TRACKING_URI": f"http://127.0.0.1:{port}"})
+    assert code == 2 and time.monotonic() - t < 30, out[-2000:]
+    (line,) = [x for x in out.splitlines() if x.startswith("error:")]
+    assert "MLFLOW_TRACKING_URI" in line and "unreachable" in line, line
+    assert not (project / "mlruns" / "optuna.db").exists()
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # closed once the socket is: nothing listens there

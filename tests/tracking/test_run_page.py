@@ -23,11 +23,11 @@ def test_an_llm_free_run_shows_its_headline_and_no_llm_counters():
     assert len(m) > 2 * MAX_METRICS and len(page) <= MAX_METRICS
     assert list(page)[:4] == ["hit_at_10_triples", "map_at_10_triples", "mrr_at_10_triples", "recall_at_10_triples"]
     assert not set(LLM) & set(page) and "stark_hit_at_1" not in page and "recall_triples/by_hops/2" not in page
-    assert {"total_energy_consumption", "emissions"} <= set(page)
+    assert "total_energy_consumption" in page and "emissions" not in page
 
 
 def test_an_llm_run_with_measured_energy_stays_within_twenty():
-    m = _all_metrics(llm_tokens=1200.0, llm_cost=0.01, session_energy_per_question=2e-6,
+    m = _all_metrics(llm_tokens=1200.0, llm_cost=0.01, n_llm_retries=3.0, session_energy_per_question=2e-6,
                      session_emissions_per_question=3e-7)
     page = headline(m)
     assert len(page) == MAX_METRICS and set(LLM) <= set(page)

@@ -11,15 +11,16 @@ from typing import Any
 
 #: a run page's metric budget
 MAX_METRICS = 20
-#: retrieval at k = 10 first, then the output size and the full list, time, and the run's health
+#: retrieval at k = 10 first, then the output size and the full list, time, and the run's health (F1 and the rest:
+#: metrics.json)
 BASE = ("hit_at_10_triples", "map_at_10_triples", "mrr_at_10_triples", "recall_at_10_triples",
-        "triples_per_question", "recall_triples", "precision_triples", "f1_triples", "runtime", "index_build_s",
-        "n_questions", "n_errors", "n_degraded", "n_empty_results")
-#: only where an LLM was called (an LLM-free run would show four zeros)
-LLM = ("llm_tokens", "llm_cost", "n_llm_errors", "n_llm_fallbacks")
-#: energy and emissions per question: the whole session's share when it was measured, else the per-question mean
-ENERGY = (("session_energy_per_question", "total_energy_consumption"),
-          ("session_emissions_per_question", "emissions"))
+        "triples_per_question", "recall_triples", "precision_triples", "runtime", "index_build_s",
+        "n_questions", "n_errors", "n_degraded", "n_empty_results", "failure_share")
+#: only where an LLM was called (an LLM-free run would show five zeros)
+LLM = ("llm_tokens", "llm_cost", "n_llm_errors", "n_llm_retries", "n_llm_fallbacks")
+#: energy per question: the whole session's share when it was measured, else the per-question mean (emissions:
+#: metrics.json)
+ENERGY = (("session_energy_per_question", "total_energy_consumption"),)
 
 
 def llm_called(metrics: Mapping[str, Any]) -> bool:
