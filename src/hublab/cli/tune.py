@@ -93,7 +93,12 @@ def tune_all_cmd(
                                                   "names (default: every one, as `hublab report compare` runs them)."),
     n_trials: int = typer.Option(40, "--n-trials", help="Trials per method (the same budget for every method)."),
     seed: int = typer.Option(0, "--seed", help="TPE sampler seed (reproducible studies)."),
-    dataset: str = typer.Option("reduced_gv1", "--dataset", help="Tuning questions (thesis: reduced_gv1 only)."),
+    dataset: str = typer.Option("reduced_gv1", "--dataset", help="Tuning questions (thesis: reduced_gv1 only), or "
+                                "your .csv/.jsonl."),
+    graph: str | None = typer.Option(None, "--graph", help="Graph (default: the dataset's): a name, an RDF file or a "
+                                     "SPARQL endpoint URL, as in hublab run."),
+    hub_type: list[str] | None = typer.Option(None, "--hub-type", help="HubLink's hub type IRI on your graph "
+                                              "(repeatable)."),
     bound: int = typer.Option(20, "--max-output-triples", help="Output bound the objective is measured at."),
     out: Path | None = typer.Option(None, "--out", help="Folder of the tuned pipelines (default pipelines/tuned)."),
     storage: str | None = typer.Option(None, "--storage", help="Optuna RDB URL (default sqlite:///mlruns/optuna.db)."),
@@ -128,7 +133,7 @@ def tune_all_cmd(
 
     outcomes = tune_all(TuneAllRequest(chosen, n_trials=n_trials, seed=seed, dataset=dataset, bound=bound,
                                        out_dir=out, storage=storage, fresh=fresh, limit=limit, progress=progress,
-                                       jobs=jobs),
+                                       jobs=jobs, graph=graph, hub_types=list(hub_type or [])),
                         settings=st, on_method=said)
     table = markdown(outcomes)
     con.print(table, markup=False, highlight=False)

@@ -14,6 +14,8 @@ study and only runs the trials still missing (``--fresh`` restarts them).
 
 from __future__ import annotations
 
+import hashlib
+import re
 import time
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -70,13 +72,46 @@ class TuneAllRequest:
     limit: int | None = None  # tests only: the first N questions
     progress: bool = True
     reports_dir: Path | None = None  # per-study outputs (default reports/tune/fair)
-    graph: str | None = None
+    graph: str | None = None  # default: the dataset's graph (a built-in set); a user's file or endpoint otherwise
+    hub_types: list[str] = field(default_factory=list)  # HubLink's hub types on a user's graph (--hub-type)
     jobs: int = 1  # studies run at once, each in its own process (tune_all)
     outcomes: list[MethodOutcome] = field(default_factory=list)
 
 
-def study_name(plan: MethodPlan, dataset: str) -> str:
-    return f"{STUDY_PREFIX}-{plan.name}-{dataset}"
+def study_name(plan: MethodPlan, dataset: str, graph: str | None = None, settings: Settings | None = None) -> str:
+    """``fair-<pipeline>-<questions>[-on-<graph>]``: also an MLflow experiment's name, so a dataset file is named by
+    its stem and content (a path is no name, and a changed file is a new study, never a resumed one), and a graph
+    other than the dataset's own by its source name (which carries the file's or endpoint's content hash)."""
+    from hublab.datasets.catalog import is_dataset_file
+
+    questions = dataset
+    if is_dataset_file(dataset):
+        path = Path(dataset)
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12] if path.is_file() else "missing"
+        questions = f"{_slug(path.stem)}-{digest}"
+    name = f"{STUDY_PREFIX}-{plan.name}-{questions}"
+    if graph is not None and not _is_datasets_graph(graph, dataset, settings):
+        from hublab.pipeline.resources import graph_source
+
+        name += f"-on-{graph_source(graph, settings).name}"
+    return name
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", text)[:60] or "questions"
+
+
+def _is_datasets_graph(graph: str, dataset: str, settings: Settings | None) -> bool:
+    """Whether ``graph`` is the built-in dataset's own graph (then the study keeps its historic name)."""
+    from hublab.config import settings as load_settings
+    from hublab.datasets.catalog import is_dataset_file
+
+    if is_dataset_file(dataset):
+        return False
+    try:
+        return (settings or load_settings()).graph_for_dataset(dataset) == graph
+    except Exception:  # noqa: BLE001 - an unknown dataset is refused by the run with its own message
+        return False
 
 
 def plan_methods(pipelines: list[Path], *, n_trials: int, bound: int) -> list[MethodPlan]:
@@ -196,6 +231,12 @@ def tune_all(req: TuneAllRequest, *, settings: Settings | None = None, evaluator
 
     st = settings or load_settings()
     plans = plan_methods(req.pipelines, n_trials=req.n_trials, bound=req.bound)
+    if req.hub_types:
+        from hublab.pipeline.hub_types import has_hub_types
+
+        if not any(has_hub_types(p.method) for p in plans):
+            raise InputError("--hub-type applies to methods with hub types (HubLink); none of "
+                             f"{[p.method for p in plans]} has them", field="--hub-type")
     jobs = min(max(1, req.jobs), len(plans))
     if jobs == 1 or evaluator is not None:
         outcomes = []
@@ -229,7 +270,9 @@ def _tune_method(plan: MethodPlan, req: TuneAllRequest, st: Settings, evaluator:
 
     out_dir = req.out_dir or (st.root / "pipelines" / "tuned")
     reports = req.reports_dir or (st.root / "reports" / "tune" / STUDY_PREFIX)
-    name = study_name(plan, req.dataset)
+    # the tuning graph's hub types are part of the default trial 0 runs and of the tuned file it writes
+    plan = replace(plan, base_overrides={**plan.base_overrides, **_hub_type_overrides(plan, req, st)})
+    name = study_name(plan, req.dataset, req.graph, st)
     t0 = time.perf_counter()
     outcome = run_tune(TuneRequest(
         pipeline=plan.pipeline, study=name, mode="tpe", dataset=req.dataset, graph=req.graph,
@@ -253,7 +296,8 @@ def _tune_method(plan: MethodPlan, req: TuneAllRequest, st: Settings, evaluator:
     best_params = best["params"] if default is None or round(best_value, 10) > round(default, 10) else {}
     meta = {"study": name, "storage": _portable_storage(outcome.spec.storage, st.root),
             "sampler": f"TPE (seed {req.seed})", "n_trials": req.n_trials, "trials_finished": len(values),
-            "objective": OBJECTIVE, "dataset": req.dataset, "bound": req.bound,
+            "objective": OBJECTIVE, "dataset": _rel(Path(req.dataset), st.root) if Path(req.dataset).is_file()
+            else req.dataset, "graph": _graph_name(req, st), "bound": req.bound,
             "date": datetime.now(UTC).isoformat(timespec="seconds"),
             "default_pipeline": _rel(plan.pipeline, st.root),
             "default_value": None if default is None else round(default, 4),
@@ -263,6 +307,26 @@ def _tune_method(plan: MethodPlan, req: TuneAllRequest, st: Settings, evaluator:
             "params": {k: v for k, v in sorted(best_params.items())}}
     target = write_tuned(plan, best_params, meta, out_dir)
     return MethodOutcome(plan, name, target, default, best_value, best_params, len(values), wall, meta["flat"])
+
+
+def _graph_name(req: TuneAllRequest, st: Settings) -> str:
+    """The tuning graph as a tuned file names it: a built-in's name, a user's file or endpoint by its source name
+    (content-hashed; an endpoint's credentials never written)."""
+    from hublab.pipeline.resources import graph_source
+
+    return graph_source(req.graph, st).name if req.graph else st.graph_for_dataset(req.dataset)
+
+
+def _hub_type_overrides(plan: MethodPlan, req: TuneAllRequest, st: Settings) -> dict[str, Any]:
+    """HubLink's ``hub_types`` on the tuning graph, decided as ``hublab run`` decides it (``--hub-type`` >
+    the graph's declared hub types > the pipeline's): a user's graph has no ORKG papers to be hubs."""
+    from hublab.pipeline.hub_types import has_hub_types, hub_types_for
+    from hublab.pipeline.resources import graph_source
+
+    graph = req.graph or st.graph_for_dataset(req.dataset)
+    given = list(req.hub_types) if has_hub_types(plan.method) else []  # --hub-type is HubLink's, not BM25's
+    wanted = hub_types_for(plan.method, given, graph_source(graph, st))
+    return {"retriever.params.hub_types": wanted} if wanted else {}
 
 
 def _trials_s(study: Any, n_trials: int) -> float:
