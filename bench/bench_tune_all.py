@@ -29,6 +29,9 @@ def main() -> None:
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--jobs", type=int, default=2, help="studies at once (dvc.yaml: 2)")
     ap.add_argument("--report", type=Path, default=None, help="the per-method table, as `hublab tune-all --report`")
+    ap.add_argument("--cold", action="store_true", help="from a cold cache: an empty embedding cache and empty "
+                    "index folders (a temporary folder for paths.cache and paths.indices), every text embedded anew")
+    ap.add_argument("--pruner", default="wilcoxon", help="wilcoxon (dvc.yaml) or none")
     args = ap.parse_args()
 
     from hublab.config import settings
@@ -36,6 +39,15 @@ def main() -> None:
     from hublab.tuning.fair import TuneAllRequest, markdown, tune_all
 
     st = settings()
+    cold = None
+    if args.cold:  # what a fresh clone has: no embedding cache, no indices (the studies are --fresh ones)
+        import tempfile
+
+        from hublab.config import Settings
+
+        cold = tempfile.TemporaryDirectory(prefix="hublab-cold-")
+        paths = {**st.section("paths"), "cache": f"{cold.name}/cache", "indices": f"{cold.name}/models"}
+        st = Settings(st.root, {**st.params, "paths": paths})
     pipes = args.pipelines or default_pipelines(st.root)
     load0 = os.getloadavg()
     t0 = time.perf_counter()
@@ -46,11 +58,13 @@ def main() -> None:
                      "trials": o.trials, "wall_s": round(o.wall_s, 1),
                      "s_per_trial": round(o.wall_s / max(o.trials, 1), 2),
                      "default_map10": o.default_value, "best_map10": o.best_value, "flat": o.flat,
+                     "pruned": o.pruned, **o.reuse,
                      "load_avg_1m_after": round(os.getloadavg()[0], 2)})
         print(f"{o.plan.method}: {o.trials} trials, {o.wall_s:.0f} s", flush=True)
 
     outcomes = tune_all(TuneAllRequest(pipes, n_trials=args.n_trials, seed=args.seed, fresh=args.fresh,
-                                       progress=False, jobs=args.jobs), settings=st, on_method=said)
+                                       progress=False, jobs=args.jobs, pruner=args.pruner), settings=st,
+                        on_method=said)
     total = time.perf_counter() - t0
     table = markdown(outcomes)
     print(table)
@@ -62,7 +76,8 @@ def main() -> None:
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"n_trials": args.n_trials, "seed": args.seed, "total_s": round(total, 1),
-                                         "jobs": args.jobs, "cpus": os.cpu_count(), "load_avg_before": load0,
+                                         "jobs": args.jobs, "pruner": args.pruner, "cold_cache": args.cold,
+                                         "cpus": os.cpu_count(), "load_avg_before": load0,
                                          "methods": rows},
                                         indent=1))
 

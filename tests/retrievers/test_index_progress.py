@@ -71,10 +71,10 @@ def test_dense_index_bar_then_up_to_date_with_its_store(six_papers, tmp_path, ha
     n = len(list(six_papers.triples()))
     vss().index(progress=True)
     err = capsys.readouterr().err
-    assert "dense index vss_triples_six_cosine" in err and re.search(rf"{n}/{n}\s+units", err), err
+    assert "dense index vss_triples_six_any" in err and re.search(rf"{n}/{n}\s+units", err), err
     vss().index(progress=True)
     err = capsys.readouterr().err.replace("\n", "")
-    assert f"dense index vss_triples_six_cosine: {n} units up to date ({tmp_path / 'dense.db'})" in err
+    assert f"dense index vss_triples_six_any: {n} units up to date ({tmp_path / 'dense.db'})" in err
     vss().index(progress=False)
     assert capsys.readouterr().err == ""
 

@@ -74,8 +74,8 @@ def test_tpe_prunes_on_partial_results(tmp_path):
                 return {"_pruned": 1.0}
         return score(req.config)
 
-    res = run_study(StudySpec("t", "tpe", storage=f"sqlite:///{tmp_path}/t.db", n_trials=15, seed=1),
-                    BASE, SPACE, ev)
+    res = run_study(StudySpec("t", "tpe", storage=f"sqlite:///{tmp_path}/t.db", n_trials=15, seed=1,
+                              pruner="median"), BASE, SPACE, ev)
     states = [t.state for t in res.study.get_trials()]
     assert states.count(optuna.trial.TrialState.COMPLETE) >= 3
     assert optuna.trial.TrialState.PRUNED in states
@@ -262,3 +262,54 @@ def test_a_trial_whose_worker_died_before_its_first_heartbeat_is_retried(tmp_pat
     states = [(t.user_attrs["ofat_key"], t.state.name) for t in res.study.trials]
     assert states.count((key, "FAIL")) == 1 and states.count((key, "COMPLETE")) == 1, states
     assert "RUNNING" not in {s for _, s in states} and not res.pending
+
+
+def _per_question(cfg, n: int = 40) -> list[float]:
+    """A config's value on each of ``n`` questions: its recall plus a fixed per-question difficulty."""
+    base = score(cfg)["recall_triples"]
+    return [base + ((q * 37) % 11 - 5) * 0.01 for q in range(n)]
+
+
+def _wilcoxon_ev(req: TrialRequest) -> dict[str, float]:
+    values = _per_question(req.config)
+    for q in sorted(range(len(values)), key=lambda q: (q * 17) % len(values)):  # a fixed shuffled order
+        if req.report is not None and req.report(q, values[q]):
+            return {"_pruned": 1.0}
+    return {**score(req.config), "recall_triples": sum(values) / len(values)}
+
+
+def test_wilcoxon_prunes_worse_trials_and_keeps_the_unpruned_choice(tmp_path):
+    """Per-question values paired by question: trials that are clearly worse stop early, and the chosen trial is the
+    one an unpruned study of the same seed chooses."""
+    pruned = run_study(StudySpec("w", "tpe", n_trials=12, seed=3, enqueue_base=True), BASE, SPACE, _wilcoxon_ev)
+    full = run_study(StudySpec("f", "tpe", n_trials=12, seed=3, enqueue_base=True, prune=False), BASE, SPACE,
+                     _wilcoxon_ev)
+    states = [t.state for t in pruned.study.get_trials()]
+    assert optuna.trial.TrialState.PRUNED in states  # some trials stopped early
+    assert all(s == optuna.trial.TrialState.COMPLETE for s in (t.state for t in full.study.get_trials()))
+    assert pruned.best["params"] == full.best["params"]
+    assert pruned.best["values"] == pytest.approx(full.best["values"])
+
+
+def test_a_trial_over_its_limit_is_infeasible_and_never_chosen(tmp_path):
+    """--max-s-per-question as an Optuna constraint: the best-scoring configurations (many hubs) are too slow."""
+    ev = Counting()
+    res = run_study(StudySpec("c", "tpe", storage=f"sqlite:///{tmp_path}/c.db", n_trials=12, seed=0,
+                              limits={"s_per_question": 2.5}), BASE, SPACE, ev)
+    rows = {r["number"]: r for r in res.trials}
+    slow = [r for r in rows.values() if r["state"] == "COMPLETE" and r["metrics"]["runtime"] > 2.5]
+    assert slow and all(not r["feasible"] for r in slow)  # marked in the study's trials (trials.json)
+    assert res.best is not None and res.best["feasible"] and res.best["metrics"]["runtime"] <= 2.5
+    unbounded = max(r["values"][0] for r in rows.values() if r["values"])
+    assert res.best["values"][0] < unbounded  # a better but too slow trial existed and was passed over
+
+
+@pytest.mark.parametrize("spec, field", [(dict(pruner="halving"), "pruner"),
+                                         (dict(limits={"s_per_question": 0}), "limits"),
+                                         (dict(limits={"tokens": 5.0}), "limits")])
+def test_bad_pruner_or_limit_is_refused(spec, field):
+    from hublab.errors import InputError
+
+    with pytest.raises(InputError) as e:
+        StudySpec("x", "tpe", n_trials=2, **spec).validate()
+    assert e.value.field == field

@@ -12,6 +12,10 @@ import numpy as np
 
 from hublab.embedding.base import Embedder, on_grid
 
+#: Process-wide tallies of unique texts per call: ``embedded`` (sent to the model) and ``cached`` (vectors found);
+#: a tuning study reports its own as the difference before and after its trials.
+TEXTS: dict[str, int] = {"embedded": 0, "cached": 0}
+
 
 class CachedEmbedder(Embedder):
     """The inner embedder's vectors, stored by text. The cache file is opened on first use: its name holds the
@@ -71,6 +75,8 @@ class CachedEmbedder(Embedder):
                 for k, blob in self._open().execute(q, chunk):
                     found[k] = np.frombuffer(blob, dtype=np.float32)
         missing_keys = [k for k in unique if k not in found]
+        TEXTS["embedded"] += len(missing_keys)
+        TEXTS["cached"] += len(unique) - len(missing_keys)
         if missing_keys:
             text_of = dict(zip(keys, texts, strict=True))
             vecs = self.inner.embed([text_of[k] for k in missing_keys])

@@ -17,6 +17,11 @@ def record_key(i: int, p: QAPair) -> str:
     return f"{i}:{p.uid}"
 
 
+def record_position(key: str) -> int:
+    """The dataset position a :func:`record_key` holds (a question's stable id across the trials of a study)."""
+    return int(key.split(":", 1)[0])
+
+
 def run_question(pipeline, carbon, i: int, p: QAPair, k: int, *, question_timeout_s: float | None = None,
                   secrets: list[str] | None = None) -> dict[str, Any]:
     """One question, traced as the root span of its trace (``hublab.observability``; a no-op untracked): inputs

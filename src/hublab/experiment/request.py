@@ -46,6 +46,9 @@ class RunRequest:
     question_timeout_s: float | None = None
     run_timeout_s: float | None = None
     max_failure_share: float | None = None
+    #: answer the pending questions in this seeded order (a tuning trial: a pruner sees a mixed sample first, not the
+    #: dataset's first template); each record and every metric are the same in any order
+    order_seed: int | None = None
 
     @classmethod
     def build(cls, cfg: PipelineConfig, graph: str, dataset: str, *, settings: Settings | None = None,

@@ -15,6 +15,7 @@ What to run comes in one :class:`~hublab.experiment.request.RunRequest`; a quest
 from __future__ import annotations
 
 import logging
+import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -44,7 +45,8 @@ from hublab.tracking.carbon import CarbonTracker
 from hublab.tracking.recorder import RunRecorder
 
 log = logging.getLogger(__name__)
-OnQuestion = Callable[[int, int, dict[str, float]], bool]
+#: ``(done, total, partial metrics, the answer's record)`` after each question; True stops the run (a pruned trial)
+OnQuestion = Callable[[int, int, dict[str, float], dict[str, Any]], bool]
 
 
 @dataclass
@@ -178,6 +180,8 @@ def _run_locked(req: RunRequest, plan: _Plan, ident: RunIdentity, ckpt: Checkpoi
     # questions that ended in an error are retried on resume (an error is not a result)
     done = {key: r for key, r in done.items() if not r.get("error")}
     pending = [(i, p) for i, p in enumerate(pairs) if question.record_key(i, p) not in done]
+    if req.order_seed is not None:
+        random.Random(req.order_seed).shuffle(pending)
     # 2. everything that can be refused by another process (Milvus Lite file lock) or by bad inputs, before
     #    MLflow and the checkpoint are touched
     pipeline = None
@@ -256,7 +260,7 @@ def _answer_pending(req: RunRequest, rec: RunRecorder, pipeline: Any, plan: _Pla
                     bar.advance(task)
                     if on_question is not None:
                         sel = _in_order(pairs, out.finished)
-                        if on_question(len(sel), len(pairs), aggregate_records(sel)):
+                        if on_question(len(sel), len(pairs), aggregate_records(sel), answer):
                             out.stopped = True
                             break
             finally:  # also on Ctrl-C: every answer kept, after its trace

@@ -57,6 +57,8 @@ class MethodOutcome:
     trials: int
     wall_s: float
     flat: bool  # every finished trial scored the same
+    reuse: dict[str, int] = field(default_factory=dict)  # this run's dense index builds and texts embedded
+    pruned: int = 0  # trials within the budget stopped early (pruned)
 
 
 @dataclass
@@ -75,6 +77,9 @@ class TuneAllRequest:
     graph: str | None = None  # default: the dataset's graph (a built-in set); a user's file or endpoint otherwise
     hub_types: list[str] = field(default_factory=list)  # HubLink's hub types on a user's graph (--hub-type)
     jobs: int = 1  # studies run at once, each in its own process (tune_all)
+    #: ``wilcoxon``: a trial stops once a paired test over the questions answered so far shows it worse than the
+    #: study's best (``hublab.tuning.study_open``); ``none``: every trial answers every question
+    pruner: str = "wilcoxon"
     outcomes: list[MethodOutcome] = field(default_factory=list)
 
 
@@ -231,6 +236,8 @@ def tune_all(req: TuneAllRequest, *, settings: Settings | None = None, evaluator
 
     st = settings or load_settings()
     plans = plan_methods(req.pipelines, n_trials=req.n_trials, bound=req.bound)
+    if req.pruner not in ("wilcoxon", "none"):
+        raise InputError(f"unknown pruner {req.pruner!r}; expected wilcoxon or none", field="--pruner")
     if req.hub_types:
         from hublab.pipeline.hub_types import has_hub_types
 
@@ -278,7 +285,7 @@ def _tune_method(plan: MethodPlan, req: TuneAllRequest, st: Settings, evaluator:
         pipeline=plan.pipeline, study=name, mode="tpe", dataset=req.dataset, graph=req.graph,
         storage=req.storage, n_trials=req.n_trials, objectives=[OBJECTIVE], limit=req.limit, seed=req.seed,
         carbon=False, output_dir=reports / plan.name, progress=req.progress, fresh=req.fresh,
-        base_overrides=plan.base_overrides, enqueue_base=True, prune=False,
+        base_overrides=plan.base_overrides, enqueue_base=True, prune=req.pruner != "none",
         trial_artifacts=False), settings=st,
         evaluator=evaluator)
     res = outcome.result
@@ -306,7 +313,9 @@ def _tune_method(plan: MethodPlan, req: TuneAllRequest, st: Settings, evaluator:
             "mlflow_experiment": outcome.experiment, "mlflow_parent_run": outcome.parent_run_id,
             "params": {k: v for k, v in sorted(best_params.items())}}
     target = write_tuned(plan, best_params, meta, out_dir)
-    return MethodOutcome(plan, name, target, default, best_value, best_params, len(values), wall, meta["flat"])
+    pruned = sum(1 for t in res.trials if t["number"] < req.n_trials and t["state"] == "PRUNED")
+    return MethodOutcome(plan, name, target, default, best_value, best_params, len(values), wall, meta["flat"],
+                         reuse=dict(res.reuse), pruned=pruned)
 
 
 def _graph_name(req: TuneAllRequest, st: Settings) -> str:
@@ -344,12 +353,13 @@ def _fmt(v: float | None) -> str:
 
 def markdown(outcomes: list[MethodOutcome]) -> str:
     """One line per method: default and best objective on the tuning set, the chosen values (floats to 4 decimals;
-    the tuned file keeps them exact), the summed duration of the study's trials."""
-    lines = [f"| method | study | trials | {OBJECTIVE} default | {OBJECTIVE} tuned | chosen | trials s |",
-             "|---|---|---|---|---|---|---|"]
+    the tuned file keeps them exact). Durations are the machine's, not the study's: they go to the benchmark
+    (``reports/bench/tune_all.json``), so this committed table is the same on every machine."""
+    lines = [f"| method | study | trials | {OBJECTIVE} default | {OBJECTIVE} tuned | chosen |",
+             "|---|---|---|---|---|---|"]
     for o in outcomes:
         chosen = ", ".join(f"{k.rsplit('.', 1)[-1]}={_shown(v)}" for k, v in sorted(o.best_params.items())) or (
             "flat study: every trial scored the same" if o.flat else "default kept (no trial scored higher)")
         lines.append(f"| {o.plan.method} | {o.study} | {o.trials} | {_fmt(o.default_value)} | {_fmt(o.best_value)} "
-                     f"| {chosen} | {o.wall_s:.0f} |")
+                     f"| {chosen} |")
     return "\n".join(lines) + "\n"

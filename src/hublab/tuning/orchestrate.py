@@ -39,6 +39,7 @@ from hublab.evaluation import names
 from hublab.pipeline.config import load_pipeline
 from hublab.tracking.mlflow_log import setup as setup_experiment
 from hublab.tracking.study_runs import UID_TAG, ParentRun, StudyRuns
+from hublab.tuning import reuse
 from hublab.tuning.report import write_outputs
 from hublab.tuning.runner_eval import runner_evaluator
 from hublab.tuning.space import (
@@ -82,7 +83,9 @@ class TuneRequest:
     # retriever.params.max_output_triples); part of the study's identity
     base_overrides: dict[str, Any] = field(default_factory=dict)
     enqueue_base: bool = False  # tpe: the base configuration is the first trial
-    prune: bool = True  # tpe: median pruning on partial results
+    prune: bool = True  # tpe: stop trials that are worse (``pruner``)
+    pruner: str = "wilcoxon"  # per-question signed-rank test against the best trial, or ``median`` (partial means)
+    limits: dict[str, float] = field(default_factory=dict)  # {"s_per_question": s, "cost_per_question": USD}
     trial_artifacts: bool = True  # each trial run logs its predictions and plots (seconds per trial)
     # the MLflow experiment of the parent and trial runs (default ``tune-<study>``); a study keeps the parent run
     # of its first invocation, so name it on the first one
@@ -119,6 +122,8 @@ class TuneOutcome:
         if res.best:
             lines.append(f"Best trial {res.best['number']}: {spec.objectives[0]}={res.best['values'][0]:.4f} "
                          f"params={res.best['params']}")
+        if res.ran:
+            lines.append(f"This worker's {res.ran} trials: {reuse.line(res.reuse)}")
         lines.append(f"Outputs: {self.out_dir}  ·  MLflow experiment {self.experiment!r}, "
                      f"parent run {self.parent_run_id}")
         return lines
@@ -225,7 +230,7 @@ def run_tune(req: TuneRequest, *, settings: Settings | None = None, evaluator: E
     spec = StudySpec(req.study, req.mode, storage, req.n_trials, objectives, req.seed,
                      heartbeat_interval=req.heartbeat_interval, grace_period=req.grace_period,
                      identity=base_identity(base, graph, req.dataset, req.limit), enqueue_base=req.enqueue_base,
-                     prune=req.prune, space=space_record(space))
+                     prune=req.prune, pruner=req.pruner, limits=dict(req.limits), space=space_record(space))
     spec.validate()
     if req.fresh:
         fresh_study(spec)
@@ -241,7 +246,9 @@ def run_tune(req: TuneRequest, *, settings: Settings | None = None, evaluator: E
         "factors": ",".join(f.path for f in space.factors)}, on_recovered=lambda: recovered.append(True))
     evaluator = evaluator or runner_evaluator(graph, req.dataset, limit=req.limit, experiment=experiment,
                                               settings=st, objective=objectives[0], track_carbon=req.carbon,
-                                              log_artifacts=req.trial_artifacts, objectives=objectives)
+                                              log_artifacts=req.trial_artifacts, objectives=objectives,
+                                              per_question=spec.mode == "tpe" and spec.prune
+                                              and spec.pruner == "wilcoxon", order_seed=req.seed)
     parent: list[str] = []
     opened: list[optuna.Study] = []
 
@@ -250,9 +257,11 @@ def run_tune(req: TuneRequest, *, settings: Settings | None = None, evaluator: E
         parent.append(setup(study))
         return parent[-1]
 
+    counted = reuse.snapshot()
     try:
         with _progress(req.progress, f"study {req.study}") as on_progress:
             result = run_study(spec, base, space, evaluator, setup=locked_setup, on_progress=on_progress)
+        result.reuse = reuse.since(counted)
     except BaseException as exc:
         if parent:
             _end_parent(runs, parent[-1], opened[-1], "KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED")

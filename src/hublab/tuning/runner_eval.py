@@ -9,6 +9,7 @@ study's parent. :func:`_detach_foreign_run` makes such a trial start a new run u
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from functools import partial
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 from hublab.config import Settings
 from hublab.evaluation import names
 from hublab.experiment.checkpoint import Checkpoint
+from hublab.experiment.question import record_position
 from hublab.experiment.request import RunRequest
 from hublab.experiment.runner import run_experiment
 from hublab.pipeline.config import PipelineConfig
@@ -48,13 +50,19 @@ def trial_config(config: dict[str, Any], objectives: Sequence[str]) -> dict[str,
 
 def runner_evaluator(graph: str, dataset: str, *, limit: int | None, experiment: str, settings: Settings,
                      prune_every: int = 10, objective: str = RECALL, track_carbon: bool = True,
-                     log_artifacts: bool = True, objectives: Sequence[str] | None = None):
+                     log_artifacts: bool = True, objectives: Sequence[str] | None = None,
+                     per_question: bool = False, order_seed: int | None = None):
     """``objectives``: every objective of the study (default: ``objective`` alone), so that a trial computes the
-    generation metrics only where one of them may need them."""
+    generation metrics only where one of them may need them.
+
+    ``per_question`` (the Wilcoxon pruner): each question's own objective value is reported as it ends, its step the
+    question's position in the dataset (the pairing across trials), the questions answered in the order
+    ``order_seed`` fixes (the same for every trial of the study); else (the median pruner) the partial mean every
+    ``prune_every`` questions."""
     # what every trial's run shares, decided once for the study; a trial adds its config, name and parent run
     study_run = partial(RunRequest, graph=graph, dataset=dataset, settings=settings, limit=limit,
                         experiment=experiment, progress=False, track_carbon=track_carbon, trace=False,
-                        log_artifacts=log_artifacts)
+                        log_artifacts=log_artifacts, order_seed=order_seed if per_question else None)
 
     wanted = list(objectives or [objective])
 
@@ -65,8 +73,14 @@ def runner_evaluator(graph: str, dataset: str, *, limit: int | None, experiment:
         if req.parent_run_id is not None:
             _detach_foreign_run(settings, run.config_hash, req.parent_run_id)
         on_question = None
-        if req.report is not None:
-            def on_question(done: int, total: int, partial: dict[str, float]) -> bool:
+        if req.report is not None and per_question:
+            def on_question(done: int, total: int, partial: dict[str, float], answer: dict[str, Any]) -> bool:
+                value = question_value(answer, objective)
+                if done == total or value is None:
+                    return False
+                return req.report(record_position(answer["key"]), value)
+        elif req.report is not None:
+            def on_question(done: int, total: int, partial: dict[str, float], answer: dict[str, Any]) -> bool:
                 if done % prune_every or done == total or objective not in partial:
                     return False
                 return req.report(done, float(partial[objective]))
@@ -77,6 +91,17 @@ def runner_evaluator(graph: str, dataset: str, *, limit: int | None, experiment:
         return dict(summary.metrics)
 
     return evaluate
+
+
+def question_value(answer: dict[str, Any], objective: str) -> float | None:
+    """One question's value of the study's objective: its retrieval metric (AP@10 for MAP@10, …) or its runtime;
+    None for an objective a single question does not have (then nothing is reported and nothing pruned)."""
+    if answer.get("error"):
+        return None
+    value = (answer.get("metrics") or {}).get(objective)
+    if value is None and objective == names.RUNTIME:
+        value = answer.get("runtime")
+    return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
 
 
 def _detach_foreign_run(settings: Settings, config_hash: str, parent_run_id: str) -> None:

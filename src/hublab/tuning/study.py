@@ -48,6 +48,7 @@ from hublab.tuning.study_spec import (  # noqa: F401 (the study's public types, 
     StudySpec,
     TrialReporter,
     TrialRequest,
+    constraint_values,
     direction_of,
 )
 
@@ -162,6 +163,10 @@ def run_study(
         for k, v in metrics.items():
             if isinstance(v, int | float) and not k.startswith("_"):
                 trial.set_user_attr(f"m:{k}", float(v))
+        if spec.limits:  # read by the sampler's constraints_func; an infeasible trial is never the chosen one
+            bounds = constraint_values(metrics, spec.limits)
+            trial.set_user_attr("constraints", bounds)
+            trial.set_user_attr("feasible", all(b <= 0 for b in bounds))
         values_ = _metrics_to_values(metrics, spec.objectives)
         return values_ if spec.mode == "nsga2" else values_[0]
 
@@ -273,10 +278,19 @@ def collect(study: optuna.Study, spec: StudySpec, base_cfg: dict[str, Any], spac
     elif spec.mode == "nsga2":
         result.pareto = [_row(t, params) for t in study.best_trials]
     else:
-        complete = study.get_trials(deepcopy=False, states=(_TS.COMPLETE,))
-        if complete:
-            result.best = _row(study.best_trial, params)
+        best = best_feasible(study, spec)
+        if best is not None:
+            result.best = _row(best, params)
     return result
+
+
+def best_feasible(study: optuna.Study, spec: StudySpec) -> optuna.trial.FrozenTrial | None:
+    """The best COMPLETE trial within the study's limits (rounded values, so float noise never decides; ties go to
+    the earlier trial): Optuna's ``best_trial`` ignores constraints."""
+    sign = -1.0 if direction_of(spec.objectives[0]) == "maximize" else 1.0
+    ok = [t for t in study.get_trials(deepcopy=False, states=(_TS.COMPLETE,))
+          if t.values and t.user_attrs.get("feasible", True)]
+    return min(ok, key=lambda t: (sign * round(float(t.values[0]), 10), t.number), default=None)
 
 
 def _row(t: optuna.trial.FrozenTrial, params: dict[str, Param]) -> dict[str, Any]:
@@ -287,6 +301,7 @@ def _row(t: optuna.trial.FrozenTrial, params: dict[str, Param]) -> dict[str, Any
         "params": {p: params[p].to_value(v) if p in params else v for p, v in t.params.items()},
         "values": list(t.values) if t.values else None,
         "metrics": {k[2:]: v for k, v in t.user_attrs.items() if k.startswith("m:")},
+        "feasible": bool(t.user_attrs.get("feasible", True)),
     }
 
 

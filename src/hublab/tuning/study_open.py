@@ -5,6 +5,7 @@ cross-worker lock, and ``--fresh``."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import warnings
 
 import optuna
@@ -16,11 +17,25 @@ from hublab.tuning.study_spec import StudySpec, direction_of
 _TS = optuna.trial.TrialState
 
 
+#: Wilcoxon pruning: a trial is stopped once the signed-rank test over the questions both it and the best trial
+#: answered says it is worse at this p-value, and never before this many questions
+WILCOXON_P = 0.1
+WILCOXON_STARTUP = 10
+
+
+def constraints_of(n: int, trial: optuna.trial.FrozenTrial) -> list[float]:
+    """The trial's constraint values (set by the objective); a trial that never got them (pruned, failed) is
+    neither feasible evidence nor a violation: zeros."""
+    return list(trial.user_attrs.get("constraints") or [0.0] * n)
+
+
 def _sampler(spec: StudySpec) -> optuna.samplers.BaseSampler:
+    constraints = functools.partial(constraints_of, len(spec.limits)) if spec.limits else None
     if spec.mode == "tpe":
-        return optuna.samplers.TPESampler(seed=spec.seed)
+        return optuna.samplers.TPESampler(seed=spec.seed, constraints_func=constraints)
     if spec.mode == "nsga2":
-        return optuna.samplers.NSGAIISampler(seed=spec.seed, population_size=max(4, min(20, spec.n_trials or 8)))
+        return optuna.samplers.NSGAIISampler(seed=spec.seed, population_size=max(4, min(20, spec.n_trials or 8)),
+                                             constraints_func=constraints)
     # OFAT trials are all enqueued; the sampler is never consulted for them.
     return optuna.samplers.RandomSampler(seed=spec.seed)
 
@@ -36,8 +51,10 @@ def open_study(spec: StudySpec) -> optuna.Study:
     spec.validate()
     directions = [direction_of(m) for m in spec.objectives] if spec.mode == "nsga2" else \
         [direction_of(spec.objectives[0])]
-    pruner = optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=1) if (
-        spec.mode == "tpe" and spec.prune) else optuna.pruners.NopPruner()
+    pruner: optuna.pruners.BasePruner = optuna.pruners.NopPruner()
+    if spec.mode == "tpe" and spec.prune:
+        pruner = (optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=1) if spec.pruner == "median"
+                  else optuna.pruners.WilcoxonPruner(p_threshold=WILCOXON_P, n_startup_steps=WILCOXON_STARTUP))
     return optuna.create_study(
         storage=_storage(spec),
         study_name=spec.name,

@@ -21,6 +21,25 @@ RECALL = names.RECALL
 HITS = names.HITS_AT_10
 
 
+PRUNERS = ("wilcoxon", "median")
+#: what a study may bound, per question: seconds (the run's mean runtime) and the LLM's cost in USD
+LIMITED = {"s_per_question": "--max-s-per-question", "cost_per_question": "--max-cost-per-question"}
+
+
+def per_question(metrics: dict[str, float]) -> dict[str, float]:
+    """A trial's run metrics as the bounded quantities (``LIMITED``); an LLM-free run costs nothing."""
+    n = max(1.0, float(metrics.get(names.N_QUESTIONS, 1.0) or 1.0))
+    return {"s_per_question": float(metrics.get(names.RUNTIME, 0.0) or 0.0),
+            "cost_per_question": float(metrics.get("llm_cost", 0.0) or 0.0) / n}
+
+
+def constraint_values(metrics: dict[str, float], limits: dict[str, float]) -> list[float]:
+    """Optuna's constraint values (feasible when every one is <= 0): each measured value minus its bound, in the
+    order of ``LIMITED``."""
+    measured = per_question(metrics)
+    return [measured[m] - float(limits[m]) for m in LIMITED if m in limits]
+
+
 def direction_of(metric: str) -> str:
     return "minimize" if metric in MINIMIZE or metric.startswith(("runtime", "llm_tokens", "emissions")) \
         else "maximize"
@@ -56,6 +75,13 @@ class StudySpec:
     objectives: list[str] = field(default_factory=lambda: [RECALL])
     seed: int = 0
     prune: bool = True
+    #: tpe with ``prune``: ``wilcoxon`` (a paired signed-rank test over the questions answered so far against the best
+    #: trial, each question reported as it ends) or ``median`` (the partial mean every 10 questions against the
+    #: median of earlier trials)
+    pruner: str = "wilcoxon"
+    #: upper bounds on per-question means, as Optuna constraints: ``{"runtime": s, "llm_cost": USD}``; a trial over
+    #: one is infeasible (never chosen; TPE learns to avoid it)
+    limits: dict[str, float] = field(default_factory=dict)
     heartbeat_interval: int = DEFAULT_HEARTBEAT_S
     grace_period: int | None = DEFAULT_GRACE_S
     max_retry: int = 1  # retries of a trial whose worker died (its heartbeat stopped)
@@ -76,6 +102,12 @@ class StudySpec:
             raise InputError("nsga2 needs at least two objectives (e.g. recall_triples,runtime)", field="objectives")
         if self.mode in ("tpe", "nsga2") and not self.n_trials:
             raise InputError(f"--n-trials is required for mode {self.mode}", field="n_trials")
+        if self.pruner not in PRUNERS:
+            raise InputError(f"unknown pruner {self.pruner!r}; expected one of {sorted(PRUNERS)}", field="pruner")
+        for metric, bound in self.limits.items():
+            if metric not in LIMITED or not isinstance(bound, int | float) or bound <= 0:
+                raise InputError(f"a limit must be a positive number on one of {sorted(LIMITED)}, got {metric}="
+                                 f"{bound!r}", field="limits")
         if self.n_trials is not None and self.n_trials < 1:
             raise InputError("--n-trials must be positive", field="n_trials")
         grace = self.grace_period
@@ -97,6 +129,8 @@ class StudyResult:
     pending: list[str] = field(default_factory=list)  # OFAT trials not COMPLETE yet (budget, failures)
     ran: int = 0  # trials this worker ran in this call
     planned: int = 0  # OFAT grid size / tpe-nsga2 n_trials
+    #: what this worker's trials built and reused (:mod:`hublab.tuning.reuse`): dense index builds, texts embedded
+    reuse: dict[str, int] = field(default_factory=dict)
 
 
 ProgressFn = Callable[[int, int], None]  # (finished trials of the study, planned)

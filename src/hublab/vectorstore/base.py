@@ -68,8 +68,15 @@ class VectorStore(ABC):
         *,
         filter: str = "",
         output_fields: list[str] | None = None,
+        metric: str | None = None,
     ) -> list[list[SearchHit]]:
-        """One hit list per query vector, best first. ``filter`` is a Milvus boolean expression."""
+        """One hit list per query vector, best first. ``filter`` is a Milvus boolean expression. ``metric``
+        (a store that :meth:`scores_any_metric`): score with it instead of the collection's."""
+
+    def scores_any_metric(self) -> bool:
+        """Whether every search is scored in this process from the stored vectors (an exact mirror), so that one
+        collection of a corpus serves every metric (``search(metric=…)``); a server scores with its index's."""
+        return False
 
     def search_arrays(
         self,
@@ -79,11 +86,12 @@ class VectorStore(ABC):
         *,
         filter: str = "",
         output_fields: list[str],
+        metric: str | None = None,
     ) -> list[HitArrays]:
         """``search`` as columns (one ``HitArrays`` per query vector) with exactly ``output_fields``. Stores with
         an in-memory copy override this to skip building per-hit objects."""
         out = []
-        for hits in self.search(name, vectors, k, filter=filter, output_fields=output_fields):
+        for hits in self.search(name, vectors, k, filter=filter, output_fields=output_fields, metric=metric):
             out.append(HitArrays(np.array([h.id for h in hits], dtype=np.int64),
                                  np.array([h.score for h in hits], dtype=np.float64),
                                  {f: [h.fields.get(f) for h in hits] for f in output_fields}))

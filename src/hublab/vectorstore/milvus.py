@@ -72,6 +72,9 @@ class MilvusVectorStore(VectorStore):
         self._mirrors: dict[str, object] = {}
         self._row_cache: dict[str, dict[int, tuple]] = {}  # native search: id → (vector, fields, content key)
         self._mirror_rows: dict[str, int] = {}
+        #: a Lite file's collections created in this process: what was inserted (ids, vectors, fields), so the first
+        #: search builds the mirror from it instead of reading every row back through gRPC (~1.3 s per DiFaR corpus)
+        self._seed: dict[str, tuple[list[np.ndarray], list[np.ndarray], list[dict[str, Any]]]] = {}
         self._too_big: dict[str, bool] = {}  # collection → above exact_max_vectors (decided once per content)
         #: a full server: searches pinned to one key value answered exactly from that value's rows
         self._keyed = None if self.lite else KeyedRows(self)
@@ -123,6 +126,7 @@ class MilvusVectorStore(VectorStore):
         if self.local_file:  # Milvus Lite file
             if not self.client.has_collection(name):
                 self._create_lite_collection(name, dim, metric)
+                self._seed[name] = ([], [], [])
         else:
             self._server_call(self._ensure_server_collection, name, dim, metric, tuple(keys),
                               doing=f"creating collection {name}")
@@ -254,6 +258,9 @@ class MilvusVectorStore(VectorStore):
                               doing=f"dropping collection {name}")
         self._loaded.discard(name)
         self._changed(name)
+        self._seed.pop(name, None)
+        if self.mirror_cache_dir is not None:
+            mirror_cache.forget(self.mirror_cache_dir, Path(self.uri), name)
 
     def _mirror(self, name: str):
         """Lazy in-memory copy (ids, vectors, fields) of a Milvus Lite collection for exact search."""
@@ -265,10 +272,19 @@ class MilvusVectorStore(VectorStore):
             import logging
 
             logging.getLogger("pymilvus").setLevel(logging.ERROR)  # mvccTs notice of Milvus Lite iterators
+            seed = self._seed.pop(name, None) if self.local_file else None
             cached = (mirror_cache.load(self.mirror_cache_dir, Path(self.uri), name)
-                      if self.mirror_cache_dir is not None else None)
+                      if self.mirror_cache_dir is not None and seed is None else None)
             if cached is not None:
                 mirror = Mirror.from_arrays(*cached)
+            elif seed is not None and seed[0]:
+                ids = np.concatenate(seed[0]).astype(np.int64)
+                order = np.argsort(ids, kind="stable")  # primary-key order, as the query iterator returns rows
+                mirror = Mirror.from_arrays(ids[order], np.vstack(seed[1])[order],
+                                            [seed[2][i] for i in order.tolist()])
+                if self.mirror_cache_dir is not None:
+                    mirror_cache.save(self.mirror_cache_dir, Path(self.uri), name, mirror.ids, mirror.matrix,
+                                      mirror.fields)
             else:
                 mirror = Mirror(self._read_rows(name))
                 if self.mirror_cache_dir is not None:
@@ -299,8 +315,17 @@ class MilvusVectorStore(VectorStore):
         for i in range(0, len(rows), batch):
             data = [dict(r, vector=np.asarray(v, dtype=np.float32).tolist())
                     for r, v in zip(rows[i : i + batch], vectors[i : i + batch], strict=True)]
-            self._server_call(self.client.insert, name, data, timeout=self.timeout,
-                              doing=f"inserting into {name}")
+            done = self._server_call(self.client.insert, name, data, timeout=self.timeout,
+                                     doing=f"inserting into {name}")
+            seed = self._seed.get(name)
+            if seed is not None:
+                ids = list((done or {}).get("ids") or [])
+                if len(ids) != len(data):  # cannot tell which id is which row: read the rows back instead
+                    self._seed.pop(name)
+                else:
+                    seed[0].append(np.asarray(ids, dtype=np.int64))
+                    seed[1].append(np.asarray(vectors[i : i + batch], dtype=np.float32))
+                    seed[2].extend({"id": int(pk), **r} for pk, r in zip(ids, rows[i : i + batch], strict=True))
         self._server_call(self.client.flush, name, timeout=self.timeout, doing=f"flushing {name}")
         self._changed(name)
 
@@ -325,7 +350,11 @@ class MilvusVectorStore(VectorStore):
             self._metric[name] = str(desc.get("metric_type", "COSINE")).upper()
         return self._metric[name]
 
-    def _mirror_search(self, name, vectors, k, filter):
+    def scores_any_metric(self) -> bool:
+        """Every search goes through the exact mirror (Lite, no size switch): scored here with any metric."""
+        return self.use_mirror and self.exact_max_vectors is None
+
+    def _mirror_search(self, name, vectors, k, filter, metric=None):
         """(mirror, [(row positions, scores)] per vector) when an exact mirror answers this search, else None: the
         collection's (Lite), or on a full server the rows of the key value the filter pins
         (:mod:`hublab.vectorstore.keyed_rows`)."""
@@ -342,25 +371,33 @@ class MilvusVectorStore(VectorStore):
             mirror = self._keyed.mirror_for(name, clauses)
             if mirror is None:
                 return None
-        return mirror, mirror.search_arrays(np.asarray(vectors), int(k), clauses, self._metric_of(name))
+        return mirror, mirror.search_arrays(np.asarray(vectors), int(k), clauses,
+                                            (metric or self._metric_of(name)).upper())
 
-    def search(self, name, vectors, k, *, filter="", output_fields=None) -> list[list[SearchHit]]:
+    def _native_metric(self, name: str, metric: str | None) -> None:
+        """A native search scores with the collection's index: another metric is refused, never silently ignored."""
+        if metric is not None and metric.upper() != self._metric_of(name):
+            raise HubLabError(f"collection {name} is indexed for {self._metric_of(name)}; a search with "
+                              f"{metric.upper()} needs its own collection on this store")
+
+    def search(self, name, vectors, k, *, filter="", output_fields=None, metric=None) -> list[list[SearchHit]]:
         if k <= 0 or len(vectors) == 0:
             return [[] for _ in range(len(vectors))]
-        found = self._mirror_search(name, vectors, k, filter)
+        found = self._mirror_search(name, vectors, k, filter, metric)
         if found is not None:
             return self._hits_from_mirror(*found)
+        self._native_metric(name, metric)
         return self._native_search(name, vectors, int(k), filter or "")
 
     def _native_search(self, name: str, vectors, k: int, filter: str) -> list[list[SearchHit]]:
         """Native search, ordered like the mirror (:func:`hublab.vectorstore.milvus_native.native_search`)."""
         return native_search(self, name, vectors, k, filter)
 
-    def search_arrays(self, name, vectors, k, *, filter="", output_fields) -> list[HitArrays]:
+    def search_arrays(self, name, vectors, k, *, filter="", output_fields, metric=None) -> list[HitArrays]:
         """Through the mirror: positions → ids, scores and the requested field columns by fancy indexing (no
         object per hit); natively: ``search``'s hits turned into columns."""
         if k > 0 and len(vectors) > 0:
-            found = self._mirror_search(name, vectors, k, filter)
+            found = self._mirror_search(name, vectors, k, filter, metric)
             if found is not None:
                 mirror, results = found
                 pos = np.concatenate([p for p, _ in results]) if results else np.zeros(0, np.int64)
@@ -371,7 +408,7 @@ class MilvusVectorStore(VectorStore):
                     out.append(HitArrays(mirror.ids[p], scores, {f: c[start:end] for f, c in cols.items()}))
                     start = end
                 return out
-        return super().search_arrays(name, vectors, k, filter=filter, output_fields=output_fields)
+        return super().search_arrays(name, vectors, k, filter=filter, output_fields=output_fields, metric=metric)
 
     @staticmethod
     def _hits_from_mirror(mirror, results) -> list[list[SearchHit]]:
@@ -412,6 +449,7 @@ class MilvusVectorStore(VectorStore):
                           doing=f"deleting from {name}")
         self._server_call(self.client.flush, name, timeout=self.timeout, doing=f"flushing {name}")
         self._changed(name)
+        self._seed.pop(name, None)  # the inserted rows are no longer the collection's
 
     def count(self, name: str) -> int:
         self._ensure_loaded(name)

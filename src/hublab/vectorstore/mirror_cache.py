@@ -84,3 +84,8 @@ def save(cache_dir: Path, db: Path, name: str, ids: np.ndarray, matrix: np.ndarr
     except OSError:
         if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def forget(cache_dir: Path, db: Path, name: str) -> None:
+    """Remove the copy of a dropped collection (a content-keyed corpus evicted from its folder)."""
+    _file(cache_dir, db, name).unlink(missing_ok=True)

@@ -1,8 +1,9 @@
 """A dense index over retrieval units: the configured vector store (Milvus) when there is one, else numpy.
 
 The store holds each unit's position and the corpus content hash (unit keys and texts, the embedder's vectors and
-the metric); units themselves are rebuilt from the graph, so re-indexing is skipped when the collection already
-carries the same hash (incremental runs).
+the metric); units themselves are rebuilt from the graph. A collection is named by that hash
+(:mod:`hublab.vectorstore.corpora`): a corpus is built once and reused by every later run, tuning trial, study and
+method with the same units, and a folder keeps a bounded number per method, graph and metric.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from hublab.errors import InputError
 from hublab.retrievers.base import Resources
 from hublab.retrievers.components.units import Unit, content_hash
 from hublab.scores import as64, dot_scores, round_scores
+from hublab.vectorstore import corpora
 from hublab.vectorstore.base import metric_name
 
 #: The ``distance_metric`` parameter of the dense methods (VSS, hybrid, DiFaR, 4StepFocus).
@@ -25,6 +27,10 @@ DistanceMetric = Literal["cosine", "l2", "ip"]
 log = logging.getLogger(__name__)
 
 _BATCH = 1024
+
+#: Process-wide tallies of dense index builds: ``built`` (units inserted) and ``reused`` (an identical corpus's
+#: collection found); a tuning study reports its own as the difference before and after its trials.
+BUILDS: dict[str, int] = {"built": 0, "reused": 0}
 
 
 def collection_name(*parts: str) -> str:
@@ -48,8 +54,15 @@ class DenseIndex:
         self.metric = metric_name(metric)
         # keys *and* texts: one unit key can have several texts (VSS node documents with or without relations,
         # ``add_rel``), and a collection built from other texts must be rebuilt, not searched
-        self.hash = content_hash((f"{u.key}\x02{u.text}" for u in units), self.embedder.vectors_id, self.metric)
-        self.collection = collection_name(prefix, resources.index_name or resources.graph.name, self.metric.lower())
+        # a store that scores every search here (Milvus Lite's exact mirror) keeps one collection per corpus for
+        # every metric; a server scores with its index's metric, so there the metric is part of the corpus
+        self.any_metric = self.store is not None and self.store.scores_any_metric()
+        keyed_metric = "ANY" if self.any_metric else self.metric
+        self.hash = content_hash((f"{u.key}\x02{u.text}" for u in units), self.embedder.vectors_id, keyed_metric)
+        self.family = collection_name(prefix, resources.index_name or resources.graph.name, keyed_metric.lower())
+        self.collection = corpora.content_keyed(self.family, self.hash)
+        self.index_dir = resources.index_dir
+        self.lock = corpora.lock_file(resources.cache_dir, resources.index_dir)
         self._matrix: np.ndarray | None = None
         self._ready = False
 
@@ -76,12 +89,12 @@ class DenseIndex:
     def build(self, *, progress: bool = False) -> dict[str, Any]:
         """Embed and store units unless an identical index exists; returns stats. ``progress``: a bar over the
         units embedded (stderr), or the line saying the stored index is up to date."""
-        from hublab.progress import build_bar, up_to_date
+        from hublab.progress import build_bar
 
         if self._ready:
             return {"collection": self.collection, "units": len(self.units), "skipped": True}
         if self.store is None:
-            with build_bar(progress, f"dense index {self.collection} (in memory)", len(self.units),
+            with build_bar(progress, f"dense index {self.family} (in memory)", len(self.units),
                            unit="units") as advance:
                 parts = []
                 for start in range(0, len(self.units), _BATCH):
@@ -91,15 +104,26 @@ class DenseIndex:
                 self._matrix = np.asarray(np.vstack(parts), dtype=np.float32) if parts else self._embed([])
             self._ready = True
             return {"collection": None, "units": len(self.units), "skipped": False, "backend": "numpy"}
+        with corpora.locked(self.lock):  # one worker builds a corpus, the others wait and reuse it
+            stats = self._build_store(progress)
+            if not stats["skipped"]:
+                stats["evicted"] = corpora.record_build(self.index_dir, self.family, self.collection, self.store)
+        BUILDS["reused" if stats["skipped"] else "built"] += 1
+        return stats
+
+    def _build_store(self, progress: bool) -> dict[str, Any]:
+        from hublab.progress import build_bar, up_to_date
+
+        assert self.store is not None
         if self._store_is_current():
             self._ready = True
-            up_to_date(progress, f"dense index {self.collection}: {len(self.units)} units", self._where())
+            up_to_date(progress, f"dense index {self.family}: {len(self.units)} units", self._where())
             return {"collection": self.collection, "units": len(self.units), "skipped": True}
-        if self.store.has_collection(self.collection):
+        if self.store.has_collection(self.collection):  # a partial build (a crash mid-insert): start it again
             self.store.drop_collection(self.collection)
         dim = int(self.embedder.dim or self.embedder.embed_one("dimension probe").shape[0])
         self.store.ensure_collection(self.collection, dim, self.metric)
-        with build_bar(progress, f"dense index {self.collection}", len(self.units), unit="units") as advance:
+        with build_bar(progress, f"dense index {self.family}", len(self.units), unit="units") as advance:
             for start in range(0, len(self.units), _BATCH):
                 chunk = self.units[start : start + _BATCH]
                 vecs = self._embed([u.text for u in chunk])
@@ -137,7 +161,9 @@ class DenseIndex:
         flt = ""
         if subset is not None:
             flt = "uidx in [" + ",".join(str(int(i)) for i in sorted(set(subset))) + "]"
-        hits = self.store.search(self.collection, qv, min(k, 16384), filter=flt, output_fields=["uidx"])
+        scored_with = {"metric": self.metric} if self.any_metric else {}  # else the collection's own
+        hits = self.store.search(self.collection, qv, min(k, 16384), filter=flt, output_fields=["uidx"],
+                                 **scored_with)
         out: list[tuple[Unit, float]] = []
         for h in hits[0] if hits else []:
             pos = h.fields.get("uidx")
