@@ -86,11 +86,15 @@ def run(d: dict) -> list[str]:
 
 
 def tune_all(d: dict) -> list[str]:
-    lines = [f"`hublab tune-all --n-trials {d['n_trials']} --jobs {d['jobs']}` (`bench/bench_tune_all.py`): "
-             f"**{d['total_s']:.0f} s** in all.", ""]
-    rows = [[m["method"], m["trials"], m["wall_s"], m["s_per_trial"], round(m["default_map10"], 4),
-             round(m["best_map10"], 4)] for m in d["methods"]]
-    return lines + _table(["method", "trials", "wall (s)", "s/trial", "default MAP@10", "best MAP@10"], rows)
+    cache = {True: "from a cold cache (no embeddings, no indices)", False: "with the embedding cache filled"}.get(
+        d.get("cold_cache"), "cache state not recorded")
+    lines = [f"`hublab tune-all --n-trials {d['n_trials']} --jobs {d['jobs']}` (`bench/bench_tune_all.py`, pruner "
+             f"{d.get('pruner', 'none')}, {cache}): **{d['total_s']:.0f} s** in all.", ""]
+    rows = [[m["method"], m["trials"], m.get("pruned", "–"), m["wall_s"], m["s_per_trial"],
+             m.get("index_builds", "–"), m.get("index_reused", "–"), m.get("texts_embedded", "–"),
+             round(m["default_map10"], 4), round(m["best_map10"], 4)] for m in d["methods"]]
+    return lines + _table(["method", "trials", "pruned", "wall (s)", "s/trial", "index builds", "reused",
+                           "texts embedded", "default MAP@10", "best MAP@10"], rows)
 
 
 def protocol(d: dict) -> list[str]:

@@ -97,3 +97,13 @@ def test_a_real_study_is_served_by_optuna_dashboard(tmp_path):
         stop_group(proc)
         proc.stdout.close()
         proc.stderr.close()
+
+
+def test_the_wait_it_names_is_the_measured_one(tmp_path: Path):
+    """The time ``hublab tune-all`` takes comes from its benchmark's file, not from a figure written in the code."""
+    from hublab.cli.dashboard import TUNE_ALL_BENCH, tune_all_estimate
+
+    assert tune_all_estimate(tmp_path) == ""  # never measured here: no figure at all
+    (tmp_path / TUNE_ALL_BENCH).parent.mkdir(parents=True)
+    (tmp_path / TUNE_ALL_BENCH).write_text(json.dumps({"total_s": 612.0, "jobs": 2, "cpus": 2}))
+    assert tune_all_estimate(tmp_path) == ", ~10 min with 2 jobs on 2 cores as last measured"

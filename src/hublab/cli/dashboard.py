@@ -19,8 +19,27 @@ import typer
 from hublab.cli.app import app
 from hublab.errors import InputError
 
-#: what writes the studies' storage (README, docs/tuning.md)
-MAKES_IT = ("`hublab tune-all` (= `dvc repro tune_all`: every LLM-free method, ~1 h on 2 cores) or "
+#: the benchmark of the equal-budget study: the time a user waits, as measured (bench/bench_tune_all.py)
+TUNE_ALL_BENCH = Path("reports/bench/tune_all.json")
+
+
+def tune_all_estimate(root: Path | None = None) -> str:
+    """How long ``hublab tune-all`` took when last measured (``reports/bench/tune_all.json``), else nothing."""
+    import json
+
+    from hublab.config import project_root
+
+    try:
+        data = json.loads(((root or project_root()) / TUNE_ALL_BENCH).read_text())
+        minutes = max(1, round(float(data["total_s"]) / 60))
+        return f", ~{minutes} min with {data.get('jobs', 1)} jobs on {data.get('cpus', '?')} cores as last measured"
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+
+
+def makes_it() -> str:
+    """What writes the studies' storage (README, docs/tuning.md)."""
+    return (f"`hublab tune-all` (= `dvc repro tune_all`: every LLM-free method{tune_all_estimate()}) or "
             "`hublab tune PIPELINE --study NAME` creates it")
 
 
@@ -39,12 +58,12 @@ def storage_problem(db: Path) -> str | None:
     """Why optuna-dashboard cannot serve the sqlite file ``db`` (None if it can); opens it read-only, so a missing
     file is not created."""
     if not db.exists():
-        return f"no Optuna studies yet: {db} does not exist; {MAKES_IT}"
+        return f"no Optuna studies yet: {db} does not exist; {makes_it()}"
     if not db.is_file():
         return f"{db} is not a file"
     if db.stat().st_size == 0:
         return (f"{db} is empty (0 bytes: an earlier optuna-dashboard opened it before any study existed): delete "
-                f"it; {MAKES_IT}")
+                f"it; {makes_it()}")
     try:
         con = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
         try:
@@ -54,7 +73,7 @@ def storage_problem(db: Path) -> str | None:
     except sqlite3.DatabaseError as exc:
         return f"{db} is not a readable SQLite database ({exc})"
     if not {"studies", "version_info"} <= tables:
-        return f"{db} holds no Optuna storage (no studies/version_info tables); {MAKES_IT}"
+        return f"{db} holds no Optuna storage (no studies/version_info tables); {makes_it()}"
     return None
 
 

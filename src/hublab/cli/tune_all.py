@@ -45,6 +45,7 @@ def tune_all_cmd(
     from hublab.errors import raise_all
     from hublab.retrievers.registry import default_pipelines
     from hublab.tuning.fair import TuneAllRequest, markdown, tune_all
+    from hublab.tuning.reuse import line
 
     problems: list = []
     check_tune_inputs(problems, storage=storage)
@@ -56,7 +57,8 @@ def tune_all_cmd(
     def said(o) -> None:
         con.print(f"{o.plan.method}: {o.trials} trials in {o.wall_s:.0f} s, MAP@10 default "
                   f"{o.default_value if o.default_value is None else round(o.default_value, 4)} -> best "
-                  f"{round(o.best_value or 0.0, 4)}; wrote {o.tuned_file}", markup=False, highlight=False)
+                  f"{round(o.best_value or 0.0, 4)}; {o.pruned} pruned; {line(o.reuse)}; wrote {o.tuned_file}",
+                  markup=False, highlight=False)
 
     outcomes = tune_all(TuneAllRequest(chosen, n_trials=n_trials, seed=seed, dataset=dataset, bound=bound,
                                        out_dir=out, storage=storage, fresh=fresh, limit=limit, progress=progress,

@@ -45,8 +45,10 @@ from hublab.tracking.carbon import CarbonTracker
 from hublab.tracking.recorder import RunRecorder
 
 log = logging.getLogger(__name__)
-#: ``(done, total, partial metrics, the answer's record)`` after each question; True stops the run (a pruned trial)
-OnQuestion = Callable[[int, int, dict[str, float], dict[str, Any]], bool]
+#: ``(done, total, partial metrics, the answer's record)`` after each question; True stops the run (a pruned trial).
+#: The partial metrics are a function, computed only when called: aggregating every finished record after every
+#: question is quadratic in the questions, and a per-question pruner never needs it
+OnQuestion = Callable[[int, int, Callable[[], dict[str, float]], dict[str, Any]], bool]
 
 
 @dataclass
@@ -259,8 +261,8 @@ def _answer_pending(req: RunRequest, rec: RunRecorder, pipeline: Any, plan: _Pla
                     unsaved = _checkpoint(ckpt, unsaved, max(0, stored))
                     bar.advance(task)
                     if on_question is not None:
-                        sel = _in_order(pairs, out.finished)
-                        if on_question(len(sel), len(pairs), aggregate_records(sel), answer):
+                        if on_question(len(out.finished), len(pairs),
+                                       lambda done=out.finished: aggregate_records(_in_order(pairs, done)), answer):
                             out.stopped = True
                             break
             finally:  # also on Ctrl-C: every answer kept, after its trace

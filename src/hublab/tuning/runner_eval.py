@@ -10,7 +10,7 @@ study's parent. :func:`_detach_foreign_run` makes such a trial start a new run u
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
@@ -74,16 +74,19 @@ def runner_evaluator(graph: str, dataset: str, *, limit: int | None, experiment:
             _detach_foreign_run(settings, run.config_hash, req.parent_run_id)
         on_question = None
         if req.report is not None and per_question:
-            def on_question(done: int, total: int, partial: dict[str, float], answer: dict[str, Any]) -> bool:
+            def on_question(done: int, total: int, partial: Callable[[], dict[str, float]],
+                            answer: dict[str, Any]) -> bool:
                 value = question_value(answer, objective)
                 if done == total or value is None:
                     return False
                 return req.report(record_position(answer["key"]), value)
         elif req.report is not None:
-            def on_question(done: int, total: int, partial: dict[str, float], answer: dict[str, Any]) -> bool:
-                if done % prune_every or done == total or objective not in partial:
+            def on_question(done: int, total: int, partial: Callable[[], dict[str, float]],
+                            answer: dict[str, Any]) -> bool:
+                if done % prune_every or done == total:
                     return False
-                return req.report(done, float(partial[objective]))
+                metrics = partial()
+                return objective in metrics and req.report(done, float(metrics[objective]))
 
         summary = run_experiment(run, on_question=on_question)
         if summary.stopped:

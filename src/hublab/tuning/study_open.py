@@ -11,6 +11,7 @@ import warnings
 import optuna
 
 from hublab.errors import InputError
+from hublab.tuning.pruning import QuestionPruner
 from hublab.tuning.storage import StudyStorage, make_storage, study_lock
 from hublab.tuning.study_spec import StudySpec, direction_of
 
@@ -54,7 +55,7 @@ def open_study(spec: StudySpec) -> optuna.Study:
     pruner: optuna.pruners.BasePruner = optuna.pruners.NopPruner()
     if spec.mode == "tpe" and spec.prune:
         pruner = (optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=1) if spec.pruner == "median"
-                  else optuna.pruners.WilcoxonPruner(p_threshold=WILCOXON_P, n_startup_steps=WILCOXON_STARTUP))
+                  else QuestionPruner(p_threshold=WILCOXON_P, n_startup_steps=WILCOXON_STARTUP))
     return optuna.create_study(
         storage=_storage(spec),
         study_name=spec.name,
