@@ -194,3 +194,73 @@ def test_trials_skip_generation_metrics_no_objective_needs(project: Path):
     assert trial_config(cfg, ["map_at_10_triples", "runtime"])["evaluation"]["generation_metrics"] == []
     assert not needs_generation_metrics(["hit_at_5_entities"], 5)
     assert needs_generation_metrics(["hit_at_5_entities"], 10)  # not a retrieval metric name at k = 10
+
+
+def _children(pid: int) -> list[int]:
+    import subprocess
+
+    out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    return [int(p) for p in out]
+
+
+def _alive(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie (exited, not yet reaped) is not running
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.slow  # two spawned job processes loading MiniLM (ToG), killed twice (~40 s): full tier
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
+def test_killing_tune_all_ends_its_job_processes(project: Path, how: str):
+    """Issue #45: `kill` of `hublab tune-all --jobs 2` ended the parent and left its two job processes running (17
+    minutes, holding a Milvus Lite index). SIGTERM ends them like Ctrl-C (their trials not left RUNNING); even
+    `kill -9` of the parent ends them (Linux's parent-death signal)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src"), "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "hublab.cli", "tune-all", "pipelines/bm25.yaml",
+                             "pipelines/tog_local.yaml", "--n-trials", "400", "--jobs", "2", "--dataset", "gv3_orkg",
+                             "--no-progress"], cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        jobs: list[int] = []
+        while time.monotonic() < deadline:  # both studies have trials running in their job processes
+            jobs = [c for c in _children(proc.pid) if "spawn_main" in Path(f"/proc/{c}/cmdline").read_text()]
+            if len(jobs) >= 2 and (project / "mlruns/optuna.db").exists():
+                import optuna
+
+                names = [s.study_name for s in optuna.get_all_study_summaries(
+                    storage=f"sqlite:///{project / 'mlruns/optuna.db'}")]
+                if len([n for n in names if n.startswith("fair-")]) >= 2:
+                    break
+            time.sleep(0.5)
+        assert len(jobs) >= 2, proc.stderr.read().decode()[-2000:] if proc.poll() is not None else jobs
+        time.sleep(3)  # trials in flight
+        os.kill(proc.pid, signal.SIGTERM if how == "SIGTERM" else signal.SIGKILL)
+        proc.wait(timeout=90)
+        deadline = time.monotonic() + 60
+        while any(_alive(j) for j in jobs) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert not any(_alive(j) for j in jobs), f"job processes still running after {how} of tune-all"
+        if how == "SIGTERM":
+            assert proc.returncode == 143, proc.stderr.read().decode()[-2000:]
+            import optuna
+
+            storage = f"sqlite:///{project / 'mlruns/optuna.db'}"
+            for s in optuna.get_all_study_summaries(storage=storage):
+                states = {t.state.name for t in optuna.load_study(study_name=s.study_name, storage=storage).trials}
+                assert "RUNNING" not in states, (s.study_name, states)
+    finally:
+        if proc.poll() is None:
+            proc.kill()

@@ -313,3 +313,19 @@ def test_bad_pruner_or_limit_is_refused(spec, field):
     with pytest.raises(InputError) as e:
         StudySpec("x", "tpe", n_trials=2, **spec).validate()
     assert e.value.field == field
+
+
+def test_topping_up_or_resuming_a_study_samples_new_parameters(tmp_path):
+    """Issue #45 class 3: a TPE study run for 2 trials, then topped up to 5 (the documented way to extend it) gave
+    trials 2-3 the parameters of trials 0-1: every process seeded its sampler alike. Each start of a study now
+    reseeds from the seed and the start's number, so the top-up draws anew; a fresh study is unchanged."""
+    space = space_from_pipeline({"retriever.params.alpha": {"low": 0.0, "high": 10.0},
+                                 "retriever.params.hubs": {"low": 5, "high": 50}})
+    db = f"sqlite:///{tmp_path}/top.db"
+    first = run_study(StudySpec("top", "tpe", storage=db, n_trials=2, seed=4), BASE, space, Counting())
+    more = run_study(StudySpec("top", "tpe", storage=db, n_trials=5, seed=4), BASE, space, Counting())
+    params = [tuple(sorted(t["params"].items())) for t in more.trials]
+    assert len(params) == 5 and len(set(params)) == 5, params  # no trial repeats an earlier one
+    assert [t["params"] for t in first.trials] == [t["params"] for t in more.trials[:2]]
+    fresh = run_study(StudySpec("again", "tpe", storage=db, n_trials=2, seed=4), BASE, space, Counting())
+    assert [t["params"] for t in fresh.trials] == [t["params"] for t in first.trials]  # a fresh study: as before

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -105,3 +107,17 @@ def pipeline_arg(path: Path) -> Path:
     from hublab.config import settings
 
     return settings().pipeline_file(path)
+
+
+@contextlib.contextmanager
+def interrupt_message(how: str):
+    """Ctrl-C, SIGTERM or SIGHUP (``hublab.signals``) inside a long command: one line saying what stopped it and how
+    to go on, and the exit code a shell expects (128 + the signal), instead of click's bare "Aborted!"."""
+    try:
+        yield
+    except KeyboardInterrupt as exc:
+        from hublab.signals import describe
+
+        what, code = describe(exc)
+        print(f"interrupted ({what}): {how}", file=sys.stderr)
+        raise typer.Exit(code) from None

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from hublab.cli.app import GRAPH_HELP, HUB_TYPE, app, pipeline_arg
+from hublab.cli.app import GRAPH_HELP, HUB_TYPE, app, interrupt_message, pipeline_arg
 from hublab.cli.tune_checks import check_tune_inputs
 
 
@@ -59,7 +59,8 @@ def tune_cmd(
 
     from hublab.errors import raise_all
     from hublab.preflight import check_names
-    from hublab.tuning.orchestrate import TuneRequest, run_tune
+    from hublab.tuning.orchestrate import TuneRequest
+    from hublab.tuning.orchestrate import run_tune as _run_tune
 
     problems: list = []
     check_names(problems, study=study, experiment=experiment)  # MLflow experiment names (folders), lock files
@@ -69,13 +70,15 @@ def tune_cmd(
     check_tune_inputs(problems, pipeline=pipeline, objectives=chosen, storage=storage)
     raise_all(problems)
     overrides = hub_type_overrides(pipeline, graph, dataset, hub_type or [])
-    outcome = run_tune(TuneRequest(
-        pipeline=pipeline, study=study, mode=mode, dataset=dataset, graph=graph, storage=storage, n_trials=n_trials,
-        objectives=chosen, thesis_params=thesis_params,
-        limit=limit, seed=seed, carbon=carbon, output_dir=output_dir, heartbeat_interval=heartbeat,
-        grace_period=grace, progress=progress, index_dir=index_dir, fresh=fresh, experiment=experiment,
-        base_overrides=overrides, prune=pruner != "none", pruner="wilcoxon" if pruner == "none" else pruner,
-        limits={k: v for k, v in (("s_per_question", max_s), ("cost_per_question", max_cost)) if v is not None}))
+    with interrupt_message("the study keeps its finished trials (the running one ends FAILED, its MLflow run "
+                           "KILLED); rerun the same command to resume"):
+        outcome = _run_tune(TuneRequest(
+            pipeline=pipeline, study=study, mode=mode, dataset=dataset, graph=graph, storage=storage,
+            n_trials=n_trials, objectives=chosen, thesis_params=thesis_params, limit=limit, seed=seed, carbon=carbon,
+            output_dir=output_dir, heartbeat_interval=heartbeat, grace_period=grace, progress=progress,
+            index_dir=index_dir, fresh=fresh, experiment=experiment, base_overrides=overrides,
+            prune=pruner != "none", pruner="wilcoxon" if pruner == "none" else pruner,
+            limits={k: v for k, v in (("s_per_question", max_s), ("cost_per_question", max_cost)) if v is not None}))
     con = Console()
     for line in outcome.summary():
         con.print(line, markup=False, highlight=False)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from hublab.cli.app import app
+from hublab.cli.app import app, interrupt_message
 from hublab.cli.tune_checks import check_tune_inputs
 
 
@@ -44,7 +44,8 @@ def tune_all_cmd(
     from hublab.config import settings as load_settings
     from hublab.errors import raise_all
     from hublab.retrievers.registry import default_pipelines
-    from hublab.tuning.fair import TuneAllRequest, markdown, tune_all
+    from hublab.tuning.fair import TuneAllRequest, markdown
+    from hublab.tuning.fair import tune_all as _tune_all
     from hublab.tuning.reuse import line
 
     problems: list = []
@@ -60,10 +61,12 @@ def tune_all_cmd(
                   f"{round(o.best_value or 0.0, 4)}; {o.pruned} pruned; {line(o.reuse)}; wrote {o.tuned_file}",
                   markup=False, highlight=False)
 
-    outcomes = tune_all(TuneAllRequest(chosen, n_trials=n_trials, seed=seed, dataset=dataset, bound=bound,
-                                       out_dir=out, storage=storage, fresh=fresh, limit=limit, progress=progress,
-                                       jobs=jobs, graph=graph, hub_types=list(hub_type or []), pruner=pruner),
-                        settings=st, on_method=said)
+    with interrupt_message("each study keeps its finished trials (the running ones end FAILED, their MLflow runs "
+                           "KILLED); rerun the same command to resume"):
+        outcomes = _tune_all(TuneAllRequest(chosen, n_trials=n_trials, seed=seed, dataset=dataset, bound=bound,
+                                            out_dir=out, storage=storage, fresh=fresh, limit=limit,
+                                            progress=progress, jobs=jobs, graph=graph, hub_types=list(hub_type or []),
+                                            pruner=pruner), settings=st, on_method=said)
     table = markdown(outcomes)
     con.print(table, markup=False, highlight=False)
     if report is not None:

@@ -14,7 +14,9 @@ study and only runs the trials still missing (``--fresh`` restarts them).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
 import re
 import time
 from dataclasses import dataclass, field, replace
@@ -256,19 +258,68 @@ def tune_all(req: TuneAllRequest, *, settings: Settings | None = None, evaluator
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     quiet = replace(req, progress=False, outcomes=[])  # one process's progress bar, not several interleaved
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {pool.submit(_tune_method, plan, quiet, st, None): i for i, plan in enumerate(plans)}
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_job_process_init) as pool:
+        futures = {pool.submit(_job, plan, quiet, st): i for i, plan in enumerate(plans)}
         pending = set(futures)
-        while pending:  # each study is reported when it ends (FIRST_EXCEPTION would wait for all of them)
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in sorted(done, key=futures.__getitem__):
-                if fut.exception() is not None:
-                    for other in pending:
-                        other.cancel()  # studies not started yet; running ones finish (their trials are saved)
-                    raise fut.exception()  # type: ignore[misc]
-                if on_method is not None:
-                    on_method(fut.result())
+        try:
+            while pending:  # each study is reported when it ends (FIRST_EXCEPTION would wait for all of them)
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in sorted(done, key=futures.__getitem__):
+                    if fut.exception() is not None:
+                        for other in pending:
+                            other.cancel()  # studies not started yet; running ones finish (their trials are saved)
+                        raise fut.exception()  # type: ignore[misc]
+                    if on_method is not None:
+                        on_method(fut.result())
+        except KeyboardInterrupt:  # Ctrl-C, SIGTERM, SIGHUP: the job processes end too, each marking its trial
+            _stop_jobs(pool)
+            raise
     return [fut.result() for fut in sorted(futures, key=futures.__getitem__)]
+
+
+def _job(plan: MethodPlan, req: TuneAllRequest, st: Settings) -> MethodOutcome:
+    """One study in a job process. Interrupted (its parent's SIGTERM, or its parent's death), the study's own
+    handlers end its trial and runs first; then the process exits, instead of handing the interrupt back as the
+    task's result and waiting for more work from a parent that may be gone."""
+    try:
+        return _tune_method(plan, req, st, None)
+    except KeyboardInterrupt as exc:
+        from hublab.signals import describe
+
+        os._exit(describe(exc)[1])
+
+
+def _job_process_init() -> None:
+    """A job process handles SIGTERM/SIGHUP as Ctrl-C (its running trial and study run end KILLED, not RUNNING), and
+    on Linux is sent SIGTERM when the process that started it dies, even by ``kill -9`` (it held a Milvus Lite index
+    for 17 minutes after its parent was gone)."""
+    import signal
+    import sys
+
+    from hublab.signals import interrupt_on_termination
+
+    interrupt_on_termination()
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
+def _stop_jobs(pool: Any, timeout_s: float = 60.0) -> None:
+    """SIGTERM to every job process, then wait (bounded) for each to mark its trial and exit."""
+    import signal
+
+    procs = list(getattr(pool, "_processes", {}).values())  # noqa: SLF001 - the executor has no public handle
+    for proc in procs:
+        if proc.is_alive():
+            with contextlib.suppress(OSError):
+                os.kill(proc.pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout_s
+    for proc in procs:
+        proc.join(max(0.0, deadline - time.monotonic()))
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _tune_method(plan: MethodPlan, req: TuneAllRequest, st: Settings, evaluator: Any) -> MethodOutcome:

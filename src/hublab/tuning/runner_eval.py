@@ -16,7 +16,7 @@ from typing import Any
 
 from hublab.config import Settings
 from hublab.evaluation import names
-from hublab.experiment.checkpoint import Checkpoint
+from hublab.experiment.checkpoint import Checkpoint, RunLocked
 from hublab.experiment.question import record_position
 from hublab.experiment.request import RunRequest
 from hublab.experiment.runner import run_experiment
@@ -88,12 +88,38 @@ def runner_evaluator(graph: str, dataset: str, *, limit: int | None, experiment:
                 metrics = partial()
                 return objective in metrics and req.report(done, float(metrics[objective]))
 
-        summary = run_experiment(run, on_question=on_question)
+        summary = _run_when_free(run, on_question)
         if summary.stopped:
             return {"_pruned": 1.0}
         return dict(summary.metrics)
 
     return evaluate
+
+
+#: how long a trial waits for another worker that runs the very same configuration (then it reuses its answers)
+LOCK_WAIT_S = 3600.0
+
+
+def _run_when_free(run: RunRequest, on_question: Any):
+    """Run the trial; when another worker of the study runs the very same configuration (two workers can draw the
+    same point of a categorical space), wait for it, then resume its checkpoint (every answer reused), instead of
+    failing the trial on the run's lock. The wait is bounded and said once."""
+    import logging
+    import time
+
+    deadline, said = time.monotonic() + LOCK_WAIT_S, False
+    while True:
+        try:
+            return run_experiment(run, on_question=on_question)
+        except RunLocked:
+            if time.monotonic() > deadline:
+                raise
+            if not said:
+                logging.getLogger(__name__).warning("trial %s: another worker runs the same configuration; waiting "
+                                                    "for it (at most %.0f s), then reusing its answers",
+                                                    run.run_name, LOCK_WAIT_S)
+                said = True
+            time.sleep(1.0)
 
 
 def question_value(answer: dict[str, Any], objective: str) -> float | None:

@@ -37,6 +37,7 @@ from hublab.tuning.study_open import (  # noqa: F401 (fresh_study, open_study re
     fresh_study,
     locked,
     open_study,
+    reseed_for_this_start,
 )
 from hublab.tuning.study_spec import (  # noqa: F401 (the study's public types, re-exported)
     HITS,
@@ -132,6 +133,7 @@ def run_study(
         elif spec.mode == "tpe" and spec.enqueue_base and not study.get_trials(deepcopy=False):
             study.enqueue_trial({p: prm.to_param(v) for p, prm in params.items()
                                  if (v := base_values[p]) is not None}, user_attrs={"base": True})
+        reseed_for_this_start(study, spec)
         if setup is not None:
             parent_run_id = setup(study)
 

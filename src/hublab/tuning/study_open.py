@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import warnings
+from dataclasses import replace
 
 import optuna
 
@@ -147,9 +148,11 @@ def _check_space(study: optuna.Study, spec: StudySpec) -> None:
 def fresh_study(spec: StudySpec) -> bool:
     """Delete the study ``spec.name`` from the storage if it exists (``hublab tune --fresh``); True if it did."""
     storage = _storage(spec)
-    if spec.name not in {s.study_name for s in optuna.get_all_study_summaries(storage, include_best_trial=False)}:
+    try:  # by name, not from a listing of every study: another process may be deleting its own study meanwhile
+        # (two `tune-all --jobs 2 --fresh` jobs did: the listing read a study deleted under it, KeyError)
+        optuna.delete_study(study_name=spec.name, storage=storage)
+    except KeyError:  # no such study
         return False
-    optuna.delete_study(study_name=spec.name, storage=storage)
     return True
 
 
@@ -162,3 +165,17 @@ def _fail_legacy_running(study: optuna.Study) -> None:
         with contextlib.suppress(optuna.exceptions.UpdateFinishedTrialError):
             study._storage.set_trial_state_values(t._trial_id, _TS.FAIL)  # noqa: SLF001
     study.set_user_attr("heartbeats", True)
+
+
+def reseed_for_this_start(study: optuna.Study, spec: StudySpec) -> int:
+    """Give this invocation's sampler its own seed: the study's seed for its first start (a fresh study is the one
+    ``--seed`` always gave), then one derived from the seed and the start's number, counted in the study's user
+    attrs under the study lock. Why: a sampler seeded alike in every process replays the same draws, so topping a
+    study up (``--n-trials 2`` then ``4``), resuming it after a kill, or a second worker joining it sampled the
+    parameters of its first trials again. Call under :func:`locked`; returns the start's number."""
+    start = int(study.user_attrs.get("starts", 0))
+    study.set_user_attr("starts", start + 1)
+    if start and spec.mode in ("tpe", "nsga2"):
+        derived = (spec.seed * 1_000_003 + start * 7_919) % (2**31 - 1)
+        study.sampler = _sampler(replace(spec, seed=derived))
+    return start
