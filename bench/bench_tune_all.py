@@ -39,6 +39,7 @@ def main() -> None:
     from hublab.tuning.fair import TuneAllRequest, markdown, tune_all
 
     st = settings()
+    project = st.root
     cold = None
     if args.cold:  # what a fresh clone has: no embedding cache, no indices (the studies are --fresh ones)
         import tempfile
@@ -46,9 +47,15 @@ def main() -> None:
         from hublab.config import Settings
 
         cold = tempfile.TemporaryDirectory(prefix="hublab-cold-")
-        paths = {**st.section("paths"), "cache": f"{cold.name}/cache", "indices": f"{cold.name}/models"}
-        st = Settings(st.root, {**st.params, "paths": paths})
-    pipes = args.pipelines or default_pipelines(st.root)
+        # a project rooted in an empty folder that reads the checkout's data: no embedding cache, no indices and no
+        # run checkpoints (outputs/runs/ under the root: a trial of an earlier run would resume, not compute)
+        paths = {k: str(st.path(k).resolve()) for k in st.section("paths")}
+        paths.update({"cache": f"{cold.name}/cache", "indices": f"{cold.name}/models"})
+        st = Settings(Path(cold.name), {**st.params, "paths": paths})
+        # the project's studies, tuned files and reports stay as `dvc repro tune_all` left them: the same choices
+        # come out (same seed, code and vectors), only the time differs
+        os.environ["MLFLOW_TRACKING_URI"] = f"sqlite:///{cold.name}/mlflow.db"
+    pipes = args.pipelines or default_pipelines(project)
     load0 = os.getloadavg()
     t0 = time.perf_counter()
     rows = []
@@ -56,15 +63,25 @@ def main() -> None:
     def said(o) -> None:
         rows.append({"method": o.plan.method, "pipeline": o.plan.pipeline.as_posix(), "study": o.study,
                      "trials": o.trials, "wall_s": round(o.wall_s, 1),
-                     "s_per_trial": round(o.wall_s / max(o.trials, 1), 2),
+                     "s_per_trial": round(o.wall_s / max(o.trials + o.pruned, 1), 2),
                      "default_map10": o.default_value, "best_map10": o.best_value, "flat": o.flat,
                      "pruned": o.pruned, **o.reuse,
                      "load_avg_1m_after": round(os.getloadavg()[0], 2)})
         print(f"{o.plan.method}: {o.trials} trials, {o.wall_s:.0f} s", flush=True)
 
+    where = {"out_dir": Path(cold.name) / "tuned", "storage": f"sqlite:///{cold.name}/optuna.db",
+             "reports_dir": Path(cold.name) / "reports"} if cold is not None else {}
     outcomes = tune_all(TuneAllRequest(pipes, n_trials=args.n_trials, seed=args.seed, fresh=args.fresh,
-                                       progress=False, jobs=args.jobs, pruner=args.pruner), settings=st,
+                                       progress=False, jobs=args.jobs, pruner=args.pruner, **where), settings=st,
                         on_method=said)
+    if cold is not None:  # the cold run's choices against the committed tuned files
+        import yaml
+
+        for o in outcomes:
+            mine = yaml.safe_load(o.tuned_file.read_text())["tuned"]["params"]
+            committed = project / "pipelines" / "tuned" / o.tuned_file.name
+            theirs = yaml.safe_load(committed.read_text())["tuned"]["params"] if committed.exists() else None
+            next(r for r in rows if r["method"] == o.plan.method)["same_choice_as_committed"] = mine == theirs
     total = time.perf_counter() - t0
     table = markdown(outcomes)
     print(table)

@@ -90,11 +90,16 @@ def tune_all(d: dict) -> list[str]:
         d.get("cold_cache"), "cache state not recorded")
     lines = [f"`hublab tune-all --n-trials {d['n_trials']} --jobs {d['jobs']}` (`bench/bench_tune_all.py`, pruner "
              f"{d.get('pruner', 'none')}, {cache}): **{d['total_s']:.0f} s** in all.", ""]
-    rows = [[m["method"], m["trials"], m.get("pruned", "–"), m["wall_s"], m["s_per_trial"],
+    same = any("same_choice_as_committed" in m for m in d["methods"])
+    rows = [[m["method"], m["trials"], m.get("pruned", "–"), m["wall_s"],
+             round(m["wall_s"] / max(1, m["trials"] + int(m.get("pruned") or 0)), 2),  # per trial run, pruned too
              m.get("index_builds", "–"), m.get("index_reused", "–"), m.get("texts_embedded", "–"),
-             round(m["default_map10"], 4), round(m["best_map10"], 4)] for m in d["methods"]]
-    return lines + _table(["method", "trials", "pruned", "wall (s)", "s/trial", "index builds", "reused",
-                           "texts embedded", "default MAP@10", "best MAP@10"], rows)
+             round(m["default_map10"], 4), round(m["best_map10"], 4)]
+            + ([{True: "yes", False: "no"}.get(m.get("same_choice_as_committed"), "–")] if same else [])
+            for m in d["methods"]]
+    return lines + _table(["method", "complete", "pruned", "wall (s)", "s/trial", "index builds", "reused",
+                           "texts embedded", "default MAP@10", "best MAP@10"]
+                          + (["same choice as pipelines/tuned/"] if same else []), rows)
 
 
 def protocol(d: dict) -> list[str]:
@@ -114,6 +119,7 @@ RENDERERS: dict[str, tuple[str, Callable[[dict], list[str]]]] = {
     "endpoint.json": ("A graph over a SPARQL endpoint", endpoint),
     "run.json": ("Start-up and time per question", run),
     "tune_all.json": ("Every method tuned with the same budget", tune_all),
+    "tune_all_cold.json": ("Every method tuned with the same budget, from a cold cache", tune_all),
     "protocol.json": ("HubLink on every graph variant", protocol),
     "protocol_finetuned.json": ("HubLink with the fine-tuned embedder", protocol),
 }

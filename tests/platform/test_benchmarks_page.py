@@ -17,3 +17,15 @@ def test_the_benchmarks_page_is_generated_from_the_bench_files():
     text = (ROOT / "docs" / "benchmarks.md").read_text()
     for f in sorted((ROOT / "reports" / "bench").glob("*.json")):
         assert f"reports/bench/{f.name}" in text, f.name
+
+
+def test_the_readmes_tuning_wait_is_the_measured_one():
+    """Issue #46: the README's estimate of `hublab tune-all` comes from reports/bench/tune_all.json (re-measured, the
+    sentence must follow)."""
+    import json
+    import re
+
+    measured = json.loads((ROOT / "reports" / "bench" / "tune_all.json").read_text())
+    said = re.search(r"`hublab tune-all` took about (\d+) minutes on (\d+) cores", (ROOT / "README.md").read_text())
+    assert said, "README: the tune-all estimate sentence is missing"
+    assert int(said.group(1)) == max(1, round(measured["total_s"] / 60)) and int(said.group(2)) == measured["cpus"]
