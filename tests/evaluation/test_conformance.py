@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from hublab.errors import InputError
@@ -66,3 +68,43 @@ def test_eval_file_command(tmp_path, shared):
     header = out.read_text().splitlines()[0].split(",")
     assert header[0] == "uid" and "map_at_10_triples" in header and "rouge_L_recall" in header
     assert not [c for c in header if "@" in c]  # our names, not the thesis's spelling
+
+
+def test_eval_file_reads_golden_statements_through_the_graph(tmp_path):
+    """Issue #41: a predictions file whose golden triples are N-Triples statements of the user's graph (as a
+    dataset of theirs may hold) is scored with `--graph`: each statement compared as the graph's triple string."""
+    import csv
+
+    from typer.testing import CliRunner
+
+    from hublab.cli import app
+    from hublab.datasets.model import parse_statement
+    from hublab.pipeline.resources import load_graph
+
+    graph = str(Path(__file__).resolve().parents[2] / "examples" / "your-graph" / "graph.ttl")
+    stmt = "<https://example.org/kg/article2> <https://schema.org/author> <https://example.org/kg/grace> ."
+    triple = load_graph(graph).triple_for_statement(*parse_statement(stmt)).render()
+    pred = tmp_path / "p.csv"
+    with pred.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["uid", "retrieved_context", "golden_triples"])
+        w.writerow(["q1", repr([triple]), repr([stmt])])
+    runner = CliRunner()
+
+    def hits(*extra: str) -> str:
+        res = runner.invoke(app, ["eval-file", str(pred), "--output", str(tmp_path / "o.csv"), "--no-generation",
+                                  *extra])
+        assert res.exit_code == 0, res.output
+        return next(csv.DictReader((tmp_path / "o.csv").open()))["hit_at_10_triples"]
+
+    assert float(hits("--graph", graph)) == 1.0
+    assert float(hits()) == 0.0  # without the graph the statement is a string no run retrieves
+    missing = stmt.replace("grace", "nobody")
+    with pred.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["uid", "retrieved_context", "golden_triples"])
+        w.writerow(["q1", repr([triple]), repr([missing])])
+    res = runner.invoke(app, ["eval-file", str(pred), "--output", str(tmp_path / "o.csv"), "--no-generation",
+                              "--graph", graph])
+    assert res.exit_code != 0 and "row 1" in str(res.exception) + res.output and "golden_triples" in (
+        str(res.exception) + res.output)
