@@ -21,7 +21,21 @@ class Terminated(KeyboardInterrupt):
         self.signum = signum
 
 
+#: after SIGTERM/SIGHUP a process gets this long to end its runs and trials; then it exits anyway (128 + n): a cleanup
+#: that blocks (a database locked by a sibling that was stopped too, a call into a busy server) must not keep a stopped
+#: process alive, nor its parent waiting on it (tune-all's job processes under a loaded machine did)
+GRACE_S = 30.0
+_armed: list[threading.Timer] = []
+
+
 def _raise(signum: int, _frame: object) -> None:
+    if not _armed:
+        import os
+
+        timer = threading.Timer(GRACE_S, os._exit, (128 + signum,))
+        timer.daemon = True
+        timer.start()
+        _armed.append(timer)
     raise Terminated(signum)
 
 

@@ -782,8 +782,12 @@ def test_ctrl_c_during_a_run_says_that_the_same_command_resumes(base: Path, tmp_
             "PYTHONPATH": os.pathsep.join([str(INJECT), K.env(root)["PYTHONPATH"]])}
     # SIGINT as a terminal delivers it: a shell without job control (CI's) starts background jobs with SIGINT ignored,
     # and Python then keeps it ignored
+    def default_handlers() -> None:  # as a terminal's shell starts a command (a `nohup` CI would ignore SIGHUP)
+        for s in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
+            signal.signal(s, signal.SIG_DFL)
+
     proc = subprocess.Popen(args, cwd=root, env=slow, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            preexec_fn=default_handlers)
     deadline = time.monotonic() + 180
     while not (qlog.exists() and qlog.read_text().strip()) and proc.poll() is None:
         assert time.monotonic() < deadline, "the run never started"

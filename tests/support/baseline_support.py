@@ -85,6 +85,9 @@ class MemoryVectorStore:
     def has_collection(self, name: str) -> bool:
         return name in self.cols
 
+    def scores_any_metric(self) -> bool:
+        return False  # it scores with the dot product only: one collection per metric, as a server keeps
+
     def drop_collection(self, name: str) -> None:
         self.cols.pop(name, None)
 

@@ -220,8 +220,8 @@ def _alive(pid: int) -> bool:
 @pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
 def test_killing_tune_all_ends_its_job_processes(project: Path, how: str):
     """Issue #45: `kill` of `hublab tune-all --jobs 2` ended the parent and left its two job processes running (17
-    minutes, holding a Milvus Lite index). SIGTERM ends them like Ctrl-C (their trials not left RUNNING); even
-    `kill -9` of the parent ends them (Linux's parent-death signal)."""
+    minutes, holding a Milvus Lite index). SIGTERM ends them like Ctrl-C (their trials not left RUNNING; one busy in C
+    code past the grace is killed); even `kill -9` of the parent ends them (Linux's parent-death signal)."""
     import os
     import signal
     import subprocess
@@ -248,13 +248,16 @@ def test_killing_tune_all_ends_its_job_processes(project: Path, how: str):
         assert len(jobs) >= 2, proc.stderr.read().decode()[-2000:] if proc.poll() is not None else jobs
         time.sleep(3)  # trials in flight
         os.kill(proc.pid, signal.SIGTERM if how == "SIGTERM" else signal.SIGKILL)
-        proc.wait(timeout=90)
+        proc.wait(timeout=120)
         deadline = time.monotonic() + 60
         while any(_alive(j) for j in jobs) and time.monotonic() < deadline:
             time.sleep(0.5)
         assert not any(_alive(j) for j in jobs), f"job processes still running after {how} of tune-all"
         if how == "SIGTERM":
-            assert proc.returncode == 143, proc.stderr.read().decode()[-2000:]
+            err = proc.stderr.read().decode()
+            assert proc.returncode == 143, err[-2000:]
+            if "did not stop within" in err:
+                return  # busy in C code past the grace (a loaded machine): killed, its trial left to the heartbeats
             import optuna
 
             storage = f"sqlite:///{project / 'mlruns/optuna.db'}"

@@ -292,8 +292,10 @@ def _job(plan: MethodPlan, req: TuneAllRequest, st: Settings) -> MethodOutcome:
 
 def _job_process_init() -> None:
     """A job process handles SIGTERM/SIGHUP as Ctrl-C (its running trial and study run end KILLED, not RUNNING), and
-    on Linux is sent SIGTERM when the process that started it dies, even by ``kill -9`` (it held a Milvus Lite index
-    for 17 minutes after its parent was gone)."""
+    on Linux is killed when the process that started it dies, even by ``kill -9`` (it held a Milvus Lite index for 17
+    minutes after its parent was gone). SIGKILL, not SIGTERM: a process busy in C code (a model load, a locked
+    database) runs no Python signal handler until it returns, and under load that was over a minute; a study whose
+    worker vanished is recovered by its heartbeats (the trial failed and retried on the next start)."""
     import signal
     import sys
 
@@ -304,11 +306,12 @@ def _job_process_init() -> None:
         import ctypes
 
         pr_set_pdeathsig = 1
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
 
 
-def _stop_jobs(pool: Any, timeout_s: float = 60.0) -> None:
-    """SIGTERM to every job process, then wait (bounded) for each to mark its trial and exit."""
+def _stop_jobs(pool: Any, timeout_s: float = 45.0) -> None:
+    """SIGTERM to every job process, a bounded wait for each to mark its trial and exit, then SIGKILL to any still
+    running (busy in C code, it never ran its handler): the command ends, and leaves no process behind."""
     import signal
 
     procs = list(getattr(pool, "_processes", {}).values())  # noqa: SLF001 - the executor has no public handle
@@ -319,6 +322,15 @@ def _stop_jobs(pool: Any, timeout_s: float = 60.0) -> None:
     deadline = time.monotonic() + timeout_s
     for proc in procs:
         proc.join(max(0.0, deadline - time.monotonic()))
+    for proc in procs:
+        if proc.is_alive():
+            import sys
+
+            print(f"job process {proc.pid} did not stop within {timeout_s:.0f} s: killed; its running trial is failed "
+                  "and retried when the study next starts (heartbeats)", file=sys.stderr)
+            with contextlib.suppress(OSError):
+                os.kill(proc.pid, signal.SIGKILL)
+            proc.join(5.0)
     pool.shutdown(wait=False, cancel_futures=True)
 
 
