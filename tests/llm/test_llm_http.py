@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from hublab.errors import InputError
 from hublab.llm import factory
 from hublab.llm.factory import build_llm
 from support.llm_servers import FaultServer, closed_port_url
@@ -46,7 +47,9 @@ def _hublink_llm_cfg() -> dict:
     ("o4-mini", None, "reasoning"), ("gpt-5", None, "reasoning"), ("gpt-5-mini-2025-08-07", None, "reasoning"),
     ("openai/o3-mini", "https://api.openai.com/v1", "reasoning"),
     ("gpt-4o", None, "chat"), ("gpt-4o-mini-2024-07-18", "https://api.openai.com/v1", "chat"),
-    ("qwen2.5:14b", "http://127.0.0.1:11434/v1", "local"), ("o3-mini", "http://localhost:8000/v1", "local"),
+    ("qwen2.5:14b", "http://127.0.0.1:11434/v1", "local"), ("gpt-oss:20b", "http://127.0.0.1:11434/v1", "local"),
+    # an OpenAI model keeps OpenAI's rules behind a gateway or proxy (class 8 of issue #45)
+    ("o3-mini", "http://localhost:8000/v1", "reasoning"), ("gpt-4o", "http://127.0.0.1:4000/v1", "chat"),
 ])
 def test_model_family(model, base_url, family):
     from hublab.llm.requests import family_for
@@ -99,6 +102,13 @@ def test_factory_sends_no_default_temperature_to_reasoning_models():
     assert capped["max_completion_tokens"] == 300  # a configured limit is taken as is
 
 
+def test_request_rules_name_the_family_of_an_alias():
+    assert "temperature" not in build_llm({"backend": "openai", "model": "my-reasoner", "base_url": "http://gw:4000/v1",
+                                           "request_rules": "reasoning"}).request_body("q")
+    with pytest.raises(InputError, match="request_rules 'fast'"):
+        build_llm({"backend": "openai", "model": "m", "request_rules": "fast"})
+
+
 @pytest.mark.parametrize(("message", "param", "expected"), [
     ("Unsupported parameter: 'temperature' is not supported with this model.", None, ("temperature", None)),
     ("Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
@@ -133,6 +143,20 @@ def test_rejected_parameter_is_dropped_retried_logged_once_and_remembered(fault_
     drops = [rec for rec in caplog.records if "temperature" in rec.getMessage()]
     assert len(drops) == 1 and drops[0].levelno == logging.WARNING
     assert llm.usage.retries == 1 and llm.usage.errors == 0
+
+
+def test_o3_mini_behind_a_proxy_is_never_rejected(fault_server):
+    """The thesis's o3-mini HubLink section at an endpoint that is not api.openai.com (a gateway enforcing OpenAI's
+    rules): every first request is right, for object and bare-array schemas and plain text. It sent
+    ``temperature``/``max_tokens`` first and adapted after HTTP 400 before (12 of 3,598 requests in the audit)."""
+    fault_server.mode = "openai_rules"
+    fault_server.reply = lambda body: '{"answer": "ok"}' if "response_format" in body else '["ok"]'
+    llm = build_llm({**_hublink_llm_cfg(), "base_url": fault_server.base_url, "api_key_env": None, "cache": False})
+    answers = [llm.complete("venue?", json_schema=SCHEMA), llm.complete("list", json_schema={"type": "array"}),
+               llm.complete("plain", max_tokens=30)]
+    assert [a.error for a in answers] == [None] * 3 and [a.retries for a in answers] == [0] * 3
+    assert len(fault_server.requests) == 3 and llm.usage.retries == 0
+    assert all("max_completion_tokens" in b and "temperature" not in b for b in fault_server.requests)
 
 
 def test_concurrent_calls_learn_a_drop_once(fault_server, caplog):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -23,7 +24,7 @@ import pytest
 from support.local_procs import free_port
 from support.real_parts import need_module
 
-MODES = ("ok", "500", "hang", "malformed", "reject_param", "bad_request")
+MODES = ("ok", "500", "hang", "malformed", "reject_param", "bad_request", "openai_rules")
 UNSUPPORTED_TEMPERATURE = "Unsupported parameter: 'temperature' is not supported with this model."
 
 
@@ -111,6 +112,8 @@ class FaultServer:
     - ``reject_param``: HTTP 400 ``Unsupported parameter: 'temperature' ...`` while the body has ``temperature``,
       a valid completion once it does not
     - ``bad_request``: HTTP 400 about the messages (nothing a retry or a dropped parameter can fix)
+    - ``openai_rules``: a proxy in front of OpenAI: an o-series model's request with ``temperature`` or
+      ``max_tokens`` gets OpenAI's HTTP 400 for it, anything else a valid completion
 
     ``requests`` holds every received JSON body, ``headers`` the matching request headers. ``reply``, when set,
     is the content of every valid completion instead (e.g. the bare list a thesis listing asks for), or a function
@@ -163,6 +166,12 @@ class FaultServer:
         if mode == "reject_param" and "temperature" in body:
             return self._send(h, 400, {"error": {"message": UNSUPPORTED_TEMPERATURE, "type": "invalid_request_error",
                                                  "param": "temperature", "code": "unsupported_parameter"}})
+        if mode == "openai_rules" and re.match(r"o\d", str(body.get("model", ""))):
+            for name in ("temperature", "max_tokens"):
+                if name in body:
+                    return self._send(h, 400, {"error": {
+                        "message": f"Unsupported parameter: '{name}' is not supported with this model.",
+                        "type": "invalid_request_error", "param": name, "code": "unsupported_parameter"}})
         if mode == "bad_request":
             return self._send(h, 400, {"error": {"message": "Invalid 'messages': empty array.", "param": "messages",
                                                  "type": "invalid_request_error", "code": "empty_array"}})

@@ -30,7 +30,7 @@ _COMMON = {"backend", "model", "cache", "temperature", "max_tokens"}
 _KEYS = {
     "none": _COMMON,
     "openai": _COMMON | {"base_url", "api_key_env", "timeout_s", "max_retries", "retry_backoff_s",
-                         "reasoning_effort", "price_input_per_1m", "price_output_per_1m"},
+                         "reasoning_effort", "request_rules", "price_input_per_1m", "price_output_per_1m"},
     "llamacpp": _COMMON | {"model_path", "n_ctx", "n_threads", "n_gpu_layers"},
 }
 _PRICE_KEYS = ("price_input_per_1m", "price_output_per_1m")
@@ -92,6 +92,15 @@ def env_endpoint_override(llm_cfg: dict[str, Any] | None) -> dict[str, Any]:
     return out
 
 
+def _request_rules(cfg: dict[str, Any]) -> str:
+    from hublab.llm.requests import RULES
+
+    rules = cfg.get("request_rules", "auto")
+    if rules not in RULES:
+        raise InputError(f"request_rules {rules!r}: expected one of {', '.join(RULES)}", field="llm.request_rules")
+    return str(rules)
+
+
 def build_llm(cfg: dict[str, Any] | None = None, cache_dir: Path | None = None) -> LLM:
     overridden = env_endpoint_override(cfg)
     if overridden != dict(cfg or {}):
@@ -118,7 +127,7 @@ def build_llm(cfg: dict[str, Any] | None = None, cache_dir: Path | None = None) 
             temperature=cfg.get("temperature"), max_tokens=cfg.get("max_tokens"),
             timeout_s=float(cfg.get("timeout_s", 60)), max_retries=int(cfg.get("max_retries", 3)),
             retry_backoff_s=float(cfg.get("retry_backoff_s", 1.0)), reasoning_effort=cfg.get("reasoning_effort"),
-            **prices,
+            request_rules=_request_rules(cfg), **prices,
         )
     else:
         from hublab.llm.llamacpp import LlamaCppLLM

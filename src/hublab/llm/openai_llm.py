@@ -81,6 +81,7 @@ class OpenAICompatibleLLM(LLM):
     timeout_s: float = 60.0
     max_retries: int = 3
     reasoning_effort: str | None = None
+    request_rules: str = "auto"  # requests.family_for: auto (by model name, then endpoint) | reasoning | chat | local
     retry_backoff_s: float = 1.0
     price_input_per_1m: float | None = None
     price_output_per_1m: float | None = None
@@ -89,12 +90,12 @@ class OpenAICompatibleLLM(LLM):
     span_kind = "CHAT_MODEL"  # a chat-completions endpoint (observability.CHAT_MODEL)
 
     # settings that change neither the request nor the answer: not part of the cache key
-    _cache_exclude = frozenset({"api_key_env", "timeout_s", "max_retries", "retry_backoff_s",
+    _cache_exclude = frozenset({"api_key_env", "timeout_s", "max_retries", "retry_backoff_s", "request_rules",
                                 "price_input_per_1m", "price_output_per_1m"})
 
     @property
     def family(self) -> str:
-        return family_for(self.model, self.base_url)
+        return family_for(self.model, self.base_url, self.request_rules)
 
     def secret_values(self) -> list[str]:
         env = self.api_key_env or ("OPENAI_API_KEY" if is_openai_endpoint(self.base_url) else None)
@@ -138,7 +139,8 @@ class OpenAICompatibleLLM(LLM):
         fmt = formats[0] if formats else None
         return build_request(self.model, self._messages(prompt, json_schema, system), base_url=self.base_url,
                              temperature=self.temperature, max_tokens=limit,
-                             reasoning_effort=self.reasoning_effort, response_format=fmt)
+                             reasoning_effort=self.reasoning_effort, response_format=fmt,
+                             rules=self.family)
 
     def cache_identity(self, prompt, *, json_schema, max_tokens, system) -> dict[str, Any]:
         return {**super().cache_identity(prompt, json_schema=json_schema, max_tokens=max_tokens, system=system),

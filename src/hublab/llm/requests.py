@@ -5,6 +5,11 @@ OpenAI's reasoning models (o1, o3, o3-mini, o4-mini, gpt-5*) reject ``temperatur
 ``reasoning_effort``. Local servers (Ollama, vLLM, llama.cpp) take the classic parameters and ignore or reject the
 rest. Sending the wrong set is an HTTP 400, so the body is built here, in one place, and the same body is what
 the cache keys on. What a server still rejects is dropped at run time (``unsupported_param``).
+
+An OpenAI model keeps OpenAI's rules wherever it is served: a gateway, a proxy or Azure in front of ``o3-mini``
+forwards to a model that rejects ``temperature``, so the family comes from the model's name first and the endpoint
+only decides for names OpenAI does not use. ``llm.request_rules`` (``auto`` | ``reasoning`` | ``chat`` | ``local``)
+overrides it for an alias the name does not reveal (a gateway's ``my-reasoner``).
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ CAPABILITIES: dict[str, Capabilities] = {
 }
 
 _REASONING_RE = re.compile(r"^(o\d+(-mini|-pro|-preview)?|gpt-5)([-.:_].*)?$")
+_OPENAI_CHAT_RE = re.compile(r"^(gpt-4|gpt-3\.5|chatgpt-4o)([-.:_o].*)?$")  # not gpt-oss: an open model, served locally
+RULES = ("auto", "reasoning", "chat", "local")
 _OPENAI_HOSTS = ("api.openai.com", ".openai.azure.com")
 
 
@@ -56,13 +63,20 @@ def where(base_url: str | None) -> str:
     return f"{parsed.hostname}:{parsed.port}" if parsed.port else str(parsed.hostname)
 
 
-def family_for(model: str, base_url: str | None = None) -> str:
-    """``reasoning`` | ``chat`` for OpenAI endpoints (by model name), ``local`` for every other endpoint: a local
-    server runs whatever it loaded, whatever the model is called."""
-    if not is_openai_endpoint(base_url):
-        return "local"
+def family_for(model: str, base_url: str | None = None, rules: str | None = None) -> str:
+    """``reasoning`` | ``chat`` | ``local``: ``rules`` when it names one; else an OpenAI model name keeps OpenAI's
+    rules at any endpoint (reasoning models reject ``temperature`` behind a proxy too); else OpenAI's own API is
+    ``chat`` and every other endpoint ``local`` (a local server runs whatever it loaded)."""
+    if rules and rules != "auto":
+        if rules not in CAPABILITIES:
+            raise ValueError(f"request_rules {rules!r}: expected one of {', '.join(RULES)}")
+        return rules
     name = model.rsplit("/", 1)[-1].lower()
-    return "reasoning" if _REASONING_RE.match(name) else "chat"
+    if _REASONING_RE.match(name):
+        return "reasoning"
+    if _OPENAI_CHAT_RE.match(name) or is_openai_endpoint(base_url):
+        return "chat"
+    return "local"
 
 
 def schema_formats(family: str, schema: dict) -> list[dict]:
@@ -86,10 +100,11 @@ def schema_formats(family: str, schema: dict) -> list[dict]:
 
 def build_request(model: str, messages: list[dict], *, base_url: str | None = None,
                   temperature: float | None = None, max_tokens: int | None = None,
-                  reasoning_effort: str | None = None, response_format: dict | None = None) -> dict[str, Any]:
+                  reasoning_effort: str | None = None, response_format: dict | None = None,
+                  rules: str | None = None) -> dict[str, Any]:
     """The JSON body of ``POST /chat/completions`` for this model's family (parameters it cannot take are left
     out, not sent as null)."""
-    caps = CAPABILITIES[family_for(model, base_url)]
+    caps = CAPABILITIES[family_for(model, base_url, rules)]
     body: dict[str, Any] = {"model": model, "messages": messages}
     if caps.temperature:
         body["temperature"] = 0.0 if temperature is None else temperature

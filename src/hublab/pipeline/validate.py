@@ -134,6 +134,7 @@ LLM_SCHEMA: dict[str, dict[str, Check]] = {
     "none": _LLM_COMMON,
     "openai": {**_LLM_COMMON, "base_url": url, "api_key_env": env_name, "timeout_s": number(0, lo_open=True),
                "max_retries": integer(0), "retry_backoff_s": number(0), "reasoning_effort": string(optional=True),
+               "request_rules": string(choices=("auto", "reasoning", "chat", "local")),
                "price_input_per_1m": number(0), "price_output_per_1m": number(0)},
     "llamacpp": {**_LLM_COMMON, "model_path": string(optional=True), "n_ctx": integer(1),
                  "n_threads": integer(1, optional=True), "n_gpu_layers": integer(-1)},
