@@ -42,6 +42,7 @@ class Checked:
 
     cfg: Any = None
     warnings: list[str] = field(default_factory=list)
+    damaged_index: Path | None = None  # ``hublab index``: HubLab's own damaged Lite folder, to rebuild from scratch
 
 
 def _catch(errors: list[InputError], fn, *args: Any, **kw: Any) -> Any:
@@ -347,9 +348,12 @@ def yaml_file_problem(path: Path, *, max_bytes: int = MAX_PIPELINE_BYTES, what: 
 
 
 # ---------------- the Milvus Lite index ----------------
-def lite_index_problem(cfg: Any, graph: str, pipeline: Path, st: Any) -> InputError | None:
-    """A damaged Milvus Lite index (random bytes, a truncated data file) is refused before the Lite engine opens it
-    (which ends in library tracebacks), with the file and how to rebuild it."""
+def lite_index_problem(cfg: Any, graph: str, pipeline: Path, st: Any, *,
+                       rebuild: bool = False) -> InputError | Path | None:
+    """A damaged Milvus Lite index (random bytes, a truncated or lost data file) is refused before the Lite engine
+    opens it (which ends in library tracebacks, or loads a lost file as an empty collection), with the file and how
+    to rebuild it. ``rebuild`` (``hublab index``): the folder HubLab keeps under models/ is returned instead, to be
+    built again from scratch (everything in it is derived); a file the pipeline names itself is still refused."""
     from hublab.pipeline.resources import index_path
     from hublab.vectorstore.lite_damage import lite_damage
 
@@ -362,6 +366,8 @@ def lite_index_problem(cfg: Any, graph: str, pipeline: Path, st: Any) -> InputEr
     damage = lite_damage(db)
     if damage is None:
         return None
+    if rebuild and not uri:
+        return db
     where, what = damage
     folder = db if uri else db.parent
     return InputError(f"{what}: the Milvus Lite index {db} is damaged; rebuild it: delete {folder} and run hublab "
@@ -425,11 +431,12 @@ def device_problem(device: str) -> str | None:
 def check_run(pipeline: Path, graph: str, dataset: str | None, *, settings: Any, experiment: str | None = None,
               output: Path | None = None, report_dir: Path | None = None, stats_out: Path | None = None,
               llm_base_url: str | None = None, tracking: bool = True, strict: bool = False,
-              hub_types: list[str] | None = None) -> Checked:
+              hub_types: list[str] | None = None, rebuild_damaged: bool = False) -> Checked:
     """Everything ``hublab run`` / ``index`` / ``ask`` can refuse without doing any work; raises ``InputErrors``.
     ``strict``: a user's KGQA file whose golden ids are not all in the graph is refused (else a warning).
     ``hub_types`` (``--hub-type``, else the graph's declared ones) set HubLink's ``hub_types`` in the loaded config;
-    a hub type without instances in the graph is refused, naming the graph's most frequent types."""
+    a hub type without instances in the graph is refused, naming the graph's most frequent types.
+    ``rebuild_damaged`` (``hublab index``): a damaged Lite index HubLab keeps is named in ``damaged_index``."""
     from hublab.pipeline.config import load_pipeline
 
     errors: list[InputError] = []
@@ -464,8 +471,10 @@ def check_run(pipeline: Path, graph: str, dataset: str | None, *, settings: Any,
     if out.cfg is not None and graph_ok:
         _catch(errors, apply_hub_types, out.cfg, hub_types or [], source, settings)
     if out.cfg is not None and graph_ok and not errors:
-        damaged = lite_index_problem(out.cfg, graph, pipeline, settings)
-        if damaged is not None:
+        damaged = lite_index_problem(out.cfg, graph, pipeline, settings, rebuild=rebuild_damaged)
+        if isinstance(damaged, Path):
+            out.damaged_index = damaged
+        elif damaged is not None:
             errors.append(damaged)
     pairs = None
     if dataset is not None:

@@ -42,3 +42,9 @@ def reference_run(base_project: Path, tmp_path_factory) -> dict:
     shutil.copytree(base_project, root, ignore=shutil.ignore_patterns("outputs", "mlruns"), symlinks=True)
     """An uninterrupted `hublab run` on a copy of the indexed project (own outputs and MLflow store)."""
     return K.run_outcome(root, K.hublab(root, *K.RUN_ARGS).stdout)
+
+
+@pytest.fixture(scope="session")
+def reference_index(base_project: Path) -> dict:
+    """The reference index's manifest, rows and retrieval (``killing.index_snapshot``)."""
+    return K.index_snapshot(base_project)

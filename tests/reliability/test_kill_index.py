@@ -8,14 +8,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-import pytest
-
 from reliability import killing as K
-
-
-@pytest.fixture(scope="session")
-def reference_index(base_project: Path) -> dict:
-    return K.index_snapshot(base_project)
 
 
 def _assert_clean(snap: dict) -> None:

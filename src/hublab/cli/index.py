@@ -30,8 +30,10 @@ def index_cmd(
 
     use_llm_endpoint(llm_base_url, llm_model)
     checked = check_run(pipeline, graph, None, settings=settings(), stats_out=stats_out, llm_base_url=llm_base_url,
-                        tracking=False, hub_types=hub_type)
+                        tracking=False, hub_types=hub_type, rebuild_damaged=True)
     print_warnings(checked.warnings)
+    if checked.damaged_index is not None:
+        _remove_damaged(checked.damaged_index)
     stats = build_index(checked.cfg, graph, progress=progress)
     typer.echo(json.dumps(stats, indent=1, default=str))
     if stats_out:
@@ -45,6 +47,18 @@ def index_cmd(
                                             default=str) + "\n")
         except OSError as exc:
             raise HubLabError(f"the index is built but writing {stats_out} failed: {exc.strerror or exc}") from None
+
+
+def _remove_damaged(db: Path) -> None:
+    """A damaged Lite index is built again from scratch, never opened or topped up (everything in it is derived)."""
+    import shutil
+
+    from hublab.vectorstore.lite_damage import lite_damage
+
+    where, what = lite_damage(db) or (db, "is damaged")
+    typer.echo(f"warning: {where} {what}: the Milvus Lite index {db} is damaged; removing it and building it again "
+               "from scratch", err=True)
+    shutil.rmtree(db) if db.is_dir() else db.unlink()
 
 
 #: Stats of the build, not of the index: what this run had to do depends on what an earlier build left.

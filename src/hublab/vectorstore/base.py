@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from hublab.errors import HubLabError
+
 #: Distance metrics by their pipeline names → the store's names (Milvus: COSINE, L2, IP).
 METRICS = {"cosine": "COSINE", "l2": "L2", "ip": "IP"}
 
@@ -20,6 +22,15 @@ def metric_name(name: str) -> str:
 
         raise InputError(f"distance_metric must be one of {sorted(METRICS)}, got {name!r}", field="distance_metric")
     return METRICS[key]
+
+
+class DamagedIndex(HubLabError):
+    """A store that finds a collection's files damaged when it opens or loads it. ``where`` and ``what`` let a
+    caller that knows more (the index, the command that rebuilds it) say it its own way."""
+
+    def __init__(self, message: str, where: str, what: str) -> None:
+        super().__init__(message)
+        self.where, self.what = where, what
 
 
 @dataclass

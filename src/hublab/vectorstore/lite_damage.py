@@ -11,17 +11,20 @@ from pathlib import Path
 def lite_damage(db: Path) -> tuple[Path, str] | None:
     """(the damaged file, what is wrong) in a Milvus Lite index folder, from what can be read without opening it:
     the folder itself (Milvus Lite keeps a folder, never a file), each collection's JSON manifest and schema, and
-    each Parquet data file's magic bytes at both ends (a truncated file loses its footer)."""
+    each data file the collection's manifest lists (a lost file is otherwise loaded as an empty collection: Lite
+    only logs it), and each Parquet data file's magic bytes at both ends (a truncated file loses its footer)."""
     if not db.is_dir():
         size = db.stat().st_size if db.is_file() else 0
         return db, f"is not a Milvus Lite index (a file of {size} bytes where Milvus Lite keeps a folder)"
     for meta in sorted((db / "collections").glob("*/*.json")):
         try:
-            ok = isinstance(json.loads(meta.read_text(encoding="utf-8")), dict)
+            state = json.loads(meta.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValueError):
-            ok = False
-        if not ok:
+            state = None
+        if not isinstance(state, dict):
             return meta, "is not the JSON object Milvus Lite wrote (damaged)"
+        if meta.name == "manifest.json" and (lost := _lost_file(meta.parent, state)):
+            return lost, f"is missing (listed in {meta})"
     for data in sorted((db / "collections").glob("*/partitions/*/data/*.parquet")):
         try:
             with data.open("rb") as f:
@@ -32,4 +35,22 @@ def lite_damage(db: Path) -> tuple[Path, str] | None:
             return data, f"cannot be read ({exc.strerror or exc})"
         if head != b"PAR1" or tail != b"PAR1" or data.stat().st_size < 12:
             return data, "is not a complete Parquet file (truncated or damaged)"
+    return None
+
+
+def damaged_message(uri: str, where: Path | str, what: str) -> str:
+    """The one line for a damaged Lite index: the damaged part, what is wrong, and how to rebuild it."""
+    return (f"{where}: {what}: the Milvus Lite index {uri} is damaged; rebuild it: delete {uri} (or its index folder "
+            "under models/) and run `hublab index` for its pipeline and graph")
+
+
+def _lost_file(collection: Path, manifest: dict) -> Path | None:
+    """The first data or delta file the collection's manifest lists that is not there."""
+    partitions = manifest.get("partitions")
+    for name, part in sorted(partitions.items()) if isinstance(partitions, dict) else ():
+        files = [*(part.get("data_files") or []), *(part.get("delta_files") or [])] if isinstance(part, dict) else []
+        for rel in files:
+            path = collection / "partitions" / str(name) / str(rel)
+            if not path.is_file():
+                return path
     return None

@@ -14,10 +14,11 @@ import numpy as np
 
 from hublab.errors import HubLabError, InputError
 from hublab.vectorstore import mirror_cache
-from hublab.vectorstore.base import HitArrays, SearchHit, VectorStore
+from hublab.vectorstore.base import DamagedIndex, HitArrays, SearchHit, VectorStore
 from hublab.vectorstore.exact import parse_filter
 from hublab.vectorstore.index_spec import IndexSpec
 from hublab.vectorstore.keyed_rows import KeyedRows
+from hublab.vectorstore.lite_damage import damaged_message
 from hublab.vectorstore.milvus_client import GRPC_OPTIONS as GRPC_OPTIONS  # noqa: F401 (re-exported)
 from hublab.vectorstore.milvus_client import _client, release_client, server_error
 from hublab.vectorstore.milvus_native import native_search
@@ -335,9 +336,22 @@ class MilvusVectorStore(VectorStore):
                 self._server_call(self._reconcile_index, name, None, doing=f"checking the index of {name}")
             if name in self._loaded:  # re-indexed and loaded
                 return
-            self._server_call(self.client.load_collection, name, timeout=self.timeout,
-                              doing=f"loading collection {name}")
+            if self.local_file:
+                self._load_lite(name)
+            else:
+                self._server_call(self.client.load_collection, name, timeout=self.timeout,
+                                  doing=f"loading collection {name}")
             self._loaded.add(name)
+
+    def _load_lite(self, name: str) -> None:
+        """Loading is where the Lite engine finds what its files cannot show from outside (an index file cut
+        short): one line naming the index and how to rebuild it, not pymilvus's traceback."""
+        try:
+            self.client.load_collection(name)
+        except Exception as exc:  # noqa: BLE001 - pymilvus's MilvusException, whatever the engine found
+            said = " ".join(str(getattr(exc, "message", None) or exc).split())[:300]
+            where, what = f"collection {name}", f"cannot be loaded ({said})"
+            raise DamagedIndex(damaged_message(self.uri, where, what), where, what) from None
 
     def _metric_of(self, name: str) -> str:
         """The collection's metric, as its index says (native hits are rescored with it). A collection without an

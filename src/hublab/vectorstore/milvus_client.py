@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from hublab.errors import HubLabError, InputError, ServiceUnavailable
-from hublab.vectorstore.lite_damage import lite_damage
+from hublab.vectorstore.lite_damage import damaged_message, lite_damage
 
 _CLIENTS: dict[str, Any] = {}
 _CLIENTS_LOCK = threading.Lock()
@@ -91,11 +91,13 @@ def server_error(uri: str, exc: BaseException, doing: str) -> HubLabError:
 
 
 def _quiet_pymilvus() -> None:
-    """pymilvus logs every failed RPC, and every failed reconnect while it retries, with a full traceback; HubLab
-    reports the raised error as one line naming the URI, so those logs would only repeat it as tracebacks."""
+    """pymilvus logs every failed RPC, and every failed reconnect while it retries, with a full traceback (for Milvus
+    Lite the engine's own); HubLab reports the raised error as one line naming the URI or the damaged index, so
+    those logs would only repeat it as tracebacks."""
     import logging
 
     logging.getLogger("pymilvus.decorators").setLevel(logging.CRITICAL)
+    logging.getLogger("milvus_lite.adapter.grpc.servicer").setLevel(logging.CRITICAL)  # the engine's side of it
     logging.getLogger("pymilvus.client.connection_manager").setLevel(logging.ERROR)
 
 
@@ -107,11 +109,10 @@ def _client(uri: str, token: str | None, timeout: float | None = None):
         if key not in _CLIENTS:
             from pymilvus import MilvusClient
 
+            _quiet_pymilvus()
             if uri.endswith(".db"):
                 _check_lite_damage(uri)
                 _check_lite_lock(uri)
-            else:
-                _quiet_pymilvus()
             extra = {} if uri.endswith(".db") else {"grpc_options": GRPC_OPTIONS}
             try:
                 _CLIENTS[key] = MilvusClient(uri=uri, token=token or "", timeout=timeout, **extra)
@@ -141,8 +142,7 @@ def _check_lite_damage(uri: str) -> None:
     damage = lite_damage(db) if db.exists() else None
     if damage is not None:
         where, what = damage
-        raise HubLabError(f"file {where}: {what}: the Milvus Lite index {uri} is damaged; rebuild it: delete {uri} "
-                          "(or its index folder under models/) and run `hublab index` for its pipeline and graph")
+        raise HubLabError(damaged_message(uri, f"file {where}", what))
 
 
 def release_client(uri: str) -> None:

@@ -9,6 +9,12 @@ by path hash, so the previous index stays usable — and the next run re-indexes
 the graph and deletes the rows of those no longer in it, whatever the graph looks like by then (kill -9
 tests: tests/reliability/).
 
+Damage: a complete build records the collection's row count in the manifest. Before the first question the
+manifest is checked against the store (readable, for this collection, the recorded row count); a mismatch (a lost
+data file, an emptied or foreign manifest) is a one-line error naming the index, never a search over it, and
+``hublab index`` drops such a collection and builds it again from scratch instead of adding a second copy of every
+row to it.
+
 PATHTOTEXT: with ``llm_path_text`` and a real LLM, each path is verbalised by the LLM (the thesis's Alg. 6),
 in parallel, and the text is cached on disk by (model, prompt version, path hash), so it is paid once per path
 and graph version; the model and prompt version are part of the index fingerprint, so changing them (or
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import threading
 import time
@@ -27,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hublab.atomic import write_text_atomic
 from hublab.embedding.base import Embedder
 from hublab.graph.base import KnowledgeGraph
 from hublab.graph.model import Triple
@@ -34,9 +42,10 @@ from hublab.llm.base import LLM, llm_free
 from hublab.retrievers.methods.hublink import prompts
 from hublab.retrievers.methods.hublink.hubs import HubDetector, HubPath, all_hub_roots, hub_paths, path_hash
 from hublab.retrievers.methods.hublink.text import ask, path_to_text, readable, triple_text
-from hublab.vectorstore.base import VectorStore
+from hublab.vectorstore.base import DamagedIndex, VectorStore
 
 LEVELS = ("path", "triple", "entity", "predicate")
+log = logging.getLogger(__name__)
 
 
 def _q(s: str) -> str:
@@ -90,18 +99,31 @@ class HubIndex:
 
     # ---------------- manifest ----------------
     def _read_manifest(self) -> dict[str, Any]:
-        if self.manifest_path.exists():
-            return json.loads(self.manifest_path.read_text())
-        return {}
+        """The manifest, ``{}`` when there is none; raises ValueError when it is not one this class wrote."""
+        if not self.manifest_path.exists():
+            return {}
+        try:
+            state = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise ValueError(f"not JSON ({exc})") from None
+        if not isinstance(state, dict) or state.get("collection") != self.collection:
+            raise ValueError(f"not the manifest of {self.collection}")
+        return state
+
+    def manifest_key(self) -> tuple[int, int, int] | None:
+        """The manifest file's identity (inode, mtime, size): every save replaces it; None when there is none."""
+        try:
+            st = self.manifest_path.stat()
+        except OSError:
+            return None
+        return st.st_ino, st.st_mtime_ns, st.st_size
 
     def manifest(self) -> dict[str, list[str]]:
         """Committed hubs → sorted path hashes (hubs whose store rows match). Read-only for callers: parsed once
         per version of the file (keyed by its stat; every save replaces the file), not once per question."""
-        try:
-            st = self.manifest_path.stat()
-        except OSError:
+        key = self.manifest_key()
+        if key is None:
             return {}
-        key = (st.st_ino, st.st_mtime_ns, st.st_size)
         cached = self._manifest_cache
         if cached is None or cached[0] != key:
             cached = (key, self._read_manifest().get("hubs", {}))
@@ -112,29 +134,51 @@ class HubIndex:
                        complete: bool = False) -> None:
         """Atomic (write + rename). ``complete`` is true only in the save that ends a whole build, so an
         interrupted build (even one killed between two batches, with nothing unsettled) is never taken as built."""
-        self.manifest_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.manifest_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"collection": self.collection, "hubs": hubs,
-                                   "unsettled": sorted(unsettled or ()), "complete": complete,
-                                   "builds": self._builds}))
-        tmp.replace(self.manifest_path)
+        write_text_atomic(self.manifest_path, json.dumps(self._state(hubs, unsettled, complete)))
+
+    def _state(self, hubs: dict[str, list[str]], unsettled: set[str] | None, complete: bool) -> dict[str, Any]:
+        state = {"collection": self.collection, "hubs": hubs, "unsettled": sorted(unsettled or ()),
+                 "complete": complete, "builds": self._builds}
+        if complete:  # what the store holds once built: checked before every use (``problem``)
+            state["rows"] = self.store.count(self.collection)
+        return state
 
     def build_state(self) -> str | None:
-        """None when the index is completely built; else why not (for the error a run without ``auto_index``
-        prints). A manifest from before the ``complete`` flag counts as built when nothing is unsettled."""
+        """None when the index is completely built and its store matches its manifest; else why not (for the error
+        a run prints). A manifest from before the ``complete`` flag counts as built when nothing is unsettled."""
+        problem = self.problem()
+        return problem[0] if problem else None
+
+    def problem(self) -> tuple[str, bool] | None:
+        """(why the index cannot be searched, whether it is damaged rather than unbuilt or interrupted), or None."""
         if not self.manifest_path.exists():
-            return f"index {self.collection} not built (no manifest {self.manifest_path})"
+            return f"index {self.collection} not built (no manifest {self.manifest_path})", False
         if not self.store.has_collection(self.collection):
-            return f"index {self.collection}: the manifest exists but the vector collection does not"
+            return f"index {self.collection}: the manifest exists but the vector collection does not", False
         try:
             state = self._read_manifest()
         except (OSError, ValueError) as exc:
-            return f"index manifest {self.manifest_path} unreadable: {exc}"
+            return f"index {self.collection} is damaged: its manifest {self.manifest_path} is {exc}", True
         unsettled, hubs = state.get("unsettled") or [], state.get("hubs") or {}
         if unsettled or not state.get("complete", bool(hubs)):
             return (f"index {self.collection} is incomplete (an interrupted build): {len(hubs)} hubs committed, "
-                    f"{len(unsettled)} unsettled")
+                    f"{len(unsettled)} unsettled"), False
+        rows = state.get("rows")
+        try:
+            held = self.store.count(self.collection) if rows is not None else None
+        except DamagedIndex as exc:  # the store cannot load it (a Lite index file cut short)
+            return f"index {self.collection} is damaged: {exc.where} {exc.what}", True
+        if held != rows:
+            return (f"index {self.collection} is damaged: its vector collection holds {held} rows, its manifest "
+                    f"{self.manifest_path} records {rows}"), True
         return None
+
+    def _void_collection(self) -> str | None:
+        """Why the stored collection cannot be built upon (damaged, or rows without a manifest), or None."""
+        if not self.manifest_path.exists():
+            return f"index {self.collection}: a vector collection without its manifest {self.manifest_path}"
+        problem = self.problem()
+        return problem[0] if problem and problem[1] else None
 
     def is_built(self) -> bool:
         return self.build_state() is None
@@ -153,11 +197,9 @@ class HubIndex:
         """Persist the LLM path texts (no-op without LLM PATHTOTEXT)."""
         if self._text_cache is None or not self.llm_path_text:
             return
-        self.text_cache_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.text_cache_path.with_suffix(".tmp")
         with self._text_lock:
-            tmp.write_text(json.dumps(self._text_cache))
-        tmp.replace(self.text_cache_path)
+            blob = json.dumps(self._text_cache)
+        write_text_atomic(self.text_cache_path, blob)
 
     def path_text(self, triples: tuple[Triple, ...] | list[Triple]) -> tuple[str, str | None]:
         """PATHTOTEXT for one triple path: (text, fallback reason or None). LLM texts are cached by path hash;
@@ -241,6 +283,10 @@ class HubIndex:
         t0 = time.perf_counter()
         batch_hubs = max(1, int(batch_hubs or os.environ.get("HUBLAB_INDEX_BATCH_HUBS") or 64))
         had_collection = self.store.has_collection(self.collection)
+        if had_collection and (void := self._void_collection()):  # rebuilt, never topped up with a second copy
+            log.warning("%s: dropping the collection and building it again from scratch", void)
+            self.store.drop_collection(self.collection)
+            had_collection = False
         self.store.ensure_collection(self.collection, self.embedder.dim, "COSINE", keys=("hub_root", "path_hash"))
         state = self._read_manifest() if had_collection else {}  # a manifest without its collection is void
         old: dict[str, list[str]] = state.get("hubs", {})
@@ -296,10 +342,8 @@ class HubIndex:
                 unsettled -= set(batch)
                 self._save_manifest(hubs, unsettled)
                 advance(len(batch), llm_calls=sum(llm_todo.get(r, 0) for r in batch))
-        final = {"collection": self.collection, "hubs": hubs, "unsettled": sorted(unsettled), "complete": True,
-                 "builds": self._builds}
-        if unsettled or self._read_manifest() != final:  # the one save that marks it built (skipped if it is)
-            self._save_manifest(hubs, unsettled, complete=not unsettled)
+        if unsettled or self._read_manifest() != self._state(hubs, unsettled, True):  # the one save that marks it
+            self._save_manifest(hubs, unsettled, complete=not unsettled)  # built (skipped if it is)
         self._paths = None
         secs = time.perf_counter() - t0
         return {"collection": self.collection, "hubs": len(roots), "hubs_reindexed": len(changed),

@@ -103,6 +103,7 @@ class HubLinkRetriever(Retriever):
         self.search = HubSearch(resources.vector_store, self.hub_index.collection, int(c.top_paths_to_keep),
                                 float(c.diversity_ranking_penalty))
         self._vocab: Vocabulary | None = None
+        self._ready_key: tuple[int, int, int] | None = None  # the manifest's stat when last found ready
 
     # ---------------- index ----------------
     def index(self, *, progress: bool = True) -> dict[str, Any]:
@@ -110,16 +111,24 @@ class HubLinkRetriever(Retriever):
 
     def ensure_ready(self, *, progress: bool = False) -> None:
         """Before the first question: an unbuilt or partly built index (an interrupted build) is built or resumed
-        (``auto_index``), or refused, never searched: a partial index gives silently empty results."""
-        problem = self.hub_index.build_state()
-        if problem is None:
+        (``auto_index``), or refused, never searched: a partial index gives silently empty results. A damaged one
+        (its store does not match its manifest) is refused with the command that rebuilds it. Checked again only
+        when the manifest file changes (not once per question)."""
+        key = self.hub_index.manifest_key()
+        if key is not None and key == self._ready_key:
             return
-        if not self.config.auto_index:
-            raise HubLabError(f"{problem}: run `hublab index` first (or set auto_index: true)")
-        self.index(progress=progress)
-        problem = self.hub_index.build_state()
+        problem = self.hub_index.problem()
+        if problem is not None and problem[1]:
+            raise HubLabError(f"{problem[0]}: rebuild it: run `hublab index` for this pipeline and --graph "
+                              f"{self.resources.graph.name} (it drops the damaged collection and builds it again)")
         if problem is not None:
-            raise HubLabError(f"{problem} after a rebuild")
+            if not self.config.auto_index:
+                raise HubLabError(f"{problem[0]}: run `hublab index` first (or set auto_index: true)")
+            self.index(progress=progress)
+            problem = self.hub_index.problem()
+            if problem is not None:
+                raise HubLabError(f"{problem[0]} after a rebuild")
+        self._ready_key = self.hub_index.manifest_key()
 
     def _ready(self) -> str | None:
         self.ensure_ready()  # raises: an unusable index is an error for the question, not an empty answer
