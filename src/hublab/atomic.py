@@ -53,5 +53,8 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> None:
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:
-    """Write ``text`` (UTF-8, newlines as given) to ``path`` atomically (see :func:`write_bytes_atomic`)."""
-    write_bytes_atomic(path, text.encode("utf-8"))
+    """Write ``text`` (UTF-8, newlines as given) to ``path`` atomically (see :func:`write_bytes_atomic`), every
+    key HubLab knows masked (``hublab.redact.mask_known``: no file it writes holds one)."""
+    from hublab.redact import mask_known
+
+    write_bytes_atomic(path, mask_known(text).encode("utf-8"))

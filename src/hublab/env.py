@@ -23,7 +23,10 @@ OFFLINE_DEFAULTS = {
 
 
 def apply_offline_defaults() -> None:
-    """Set offline/no-telemetry env vars unless the user already chose otherwise."""
+    """Set offline/no-telemetry env vars unless the user already chose otherwise; every log record scrubbed."""
+    from hublab.redact import scrub_log_records
+
+    scrub_log_records()
     user_blas = "OPENBLAS_NUM_THREADS" in os.environ
     for key, value in OFFLINE_DEFAULTS.items():
         os.environ.setdefault(key, value)

@@ -2,13 +2,29 @@
 (``?api_key=…``, ``#access_token=…``: :func:`secret_param_name`), API keys (``sk-…``, bearer tokens, cloud and hub
 tokens). Config loading refuses them (:func:`secret_value_problem`); everything HubLab writes or prints goes
 through :func:`redact` as a second line of defence, so a key pasted into the wrong field never reaches MLflow,
-an artifact, a trace or the console."""
+an artifact, a trace or the console.
+
+The one scrubber of everything persisted (issue #45, class 1) is :func:`scrub`: the *values* of the keys HubLab
+knows (each one a backend sends is registered with :func:`register_secret` when it is read; every environment
+variable whose name looks secret), then every credential by its shape. Where it runs: every LLM answer as it
+arrives (so whatever is built from one — caches, path texts, index rows, predictions, traces — holds no key an
+endpoint echoed back), every log record, MLflow's params, tags and artifacts. Every file written atomically
+(``atomic.write_text_atomic``) passes :func:`mask_known` (the values only: shapes are matched where text comes from
+outside, and cost 0.3 s per MB)."""
 
 from __future__ import annotations
 
+import os
 import re
+import threading
 
 MASK = "***"
+MIN_SECRET_LEN = 6  # shorter values ("1", "true") are not masked: they would mangle ordinary text
+#: key names that hold secrets (only environment variable *names* are ever stored: ``*_env``)
+SECRET_HINTS = ("api_key", "apikey", "token", "password", "secret")
+_NOT_SECRET = ("_env", "_tokens")  # env var names and token *counts* (max_tokens) are fine
+_REGISTERED: set[str] = set()
+_REGISTERED_LOCK = threading.Lock()
 _URL_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^/\s@:?#]*(?::[^/\s@?#]*)?)@")
 #: ``name=value`` after ``?``, ``&``, ``;`` or ``#`` in a URL (or a bare query string): the value up to the next
 #: separator, blank or quote; whether the name is a credential's: :func:`secret_param_name`
@@ -73,3 +89,63 @@ def redact(text: str) -> str:
     for pat in _KEY_PATTERNS:
         text = pat.sub(MASK, text)
     return text
+
+
+def looks_secret(key: str) -> bool:
+    """Whether a config key or environment variable name holds a secret (``OPENAI_API_KEY``, ``token``)."""
+    low = key.lower()
+    return any(h in low for h in SECRET_HINTS) and not low.endswith(_NOT_SECRET)
+
+
+def register_secret(value: str | None) -> None:
+    """Remember a credential this process sends (an API key read from the variable a config names), so that
+    :func:`scrub` and :func:`mask_known` mask it wherever it turns up, whatever its variable is called."""
+    if value and len(value) >= MIN_SECRET_LEN:
+        with _REGISTERED_LOCK:
+            _REGISTERED.add(value)
+
+
+def known_secrets(extra: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """The registered keys, the values of secret-looking environment variables and ``extra``, longest first (a key
+    that contains another is masked whole)."""
+    with _REGISTERED_LOCK:
+        vals = set(_REGISTERED)
+    vals |= {v for k, v in os.environ.items() if looks_secret(k)}
+    vals |= set(extra)
+    return sorted((v for v in vals if v and len(v) >= MIN_SECRET_LEN), key=len, reverse=True)
+
+
+def mask_known(text: str, extra: list[str] | tuple[str, ...] = ()) -> str:
+    """``text`` with every known key value masked (fast: substring search, no patterns)."""
+    for value in known_secrets(extra):
+        if value in text:
+            text = text.replace(value, MASK)
+    return text
+
+
+def scrub(text: str, extra: list[str] | tuple[str, ...] = ()) -> str:
+    """The one scrubber: known key values (:func:`mask_known`), then credentials by their shape (:func:`redact`)."""
+    return redact(mask_known(text, extra)) if text else text
+
+
+def scrub_log_records() -> None:
+    """Every log record of this process, HubLab's and its libraries' (pymilvus, openai, httpx print URLs and
+    request errors), leaves with its message scrubbed: installed once as the record factory, so it runs only for
+    records that pass their logger's level."""
+    import logging
+
+    base = logging.getLogRecordFactory()
+    if getattr(base, "_hublab_scrub", False):
+        return
+
+    def factory(*args, **kwargs):
+        record = base(*args, **kwargs)
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - a malformed record is logging's to report, not ours
+            return record
+        record.msg, record.args = scrub(message), None
+        return record
+
+    factory._hublab_scrub = True  # type: ignore[attr-defined]
+    logging.setLogRecordFactory(factory)

@@ -259,9 +259,14 @@ def test_llm_usage_and_time_budget_are_counted_per_question():
     from hublab.experiment.question import run_question
     from hublab.llm.base import TokenUsage
 
+    deadlines = []
+
     class FakeLLM:
         def reset_usage(self):
             return TokenUsage(10, 5, 2, 0, errors=1, retries=3, cost=0.25)
+
+        def set_deadline(self, deadline):
+            deadlines.append(deadline)
 
     class Out:
         context_strings, answer, reason, notes, sources, runtime_s = [], "a", None, [], [], 0.2
@@ -280,6 +285,7 @@ def test_llm_usage_and_time_budget_are_counted_per_question():
     rec = run_question(FakePipe(), None, 0, pair, 10, question_timeout_s=0.01)
     assert (rec["n_llm_errors"], rec["n_llm_retries"], rec["n_llm_fallbacks"], rec["llm_cost"]) == (1, 3, 1, 0.25)
     assert rec["timed_out"] and rec["degraded"]
+    assert deadlines[0] is not None and deadlines[-1] is None  # the budget bounds the calls, then is lifted
     agg = aggregate_records([rec, rec])
     assert agg["n_llm_retries"] == 6 and agg["llm_cost"] == 0.5 and agg["n_timeouts"] == 2
     assert agg["failure_share"] == 1.0

@@ -107,18 +107,33 @@ def test_cache_is_shared_across_instances_and_keyed_by_prompt(stub, tmp_path, mo
     assert b"sk-do-not-leak" not in (tmp_path / "llm" / "cache.sqlite").read_bytes()
 
 
-def test_an_answer_that_echoes_the_key_is_stored_without_it(stub, tmp_path, monkeypatch):
-    """Issue #45: against an endpoint that echoes the Authorization header, the cache stored ``Bearer sk-…`` in
-    clear. A key of any shape (here one no pattern knows) and a bearer token are masked before anything is stored."""
-    monkeypatch.setenv("STUB_KEY", "plain-key-value-42")
-    _Script.script = [("ok", "you sent Authorization: Bearer plain-key-value-42 and sk-proj-abcdefgh12345 too")]
+def test_an_answer_that_echoes_the_key_holds_it_nowhere(stub, tmp_path, monkeypatch, caplog):
+    """Issue #45, class 1: against an endpoint that echoes the Authorization header, the cache stored ``Bearer
+    sk-…`` in clear, and the answer carried it on into path texts, index rows and predictions. One scrubber
+    (``hublab.redact.scrub``) now masks a key of any shape (here one no pattern knows, in a variable whose name does
+    not look secret) and a bearer token in the answer as it arrives, so the cache, every file written atomically
+    and every log record are clean too."""
+    import logging
+
+    from hublab.atomic import write_text_atomic
+    from hublab.redact import scrub_log_records
+
+    key = "plain-key-value-42"
+    monkeypatch.setenv("STUB_KEY", key)
+    _Script.script = [("ok", f"you sent Authorization: Bearer {key} and sk-proj-abcdefgh12345 too")]
     cfg = {"backend": "openai", "model": "m", "base_url": stub, "api_key_env": "STUB_KEY", "max_retries": 0}
     r = build_llm(cfg, cache_dir=tmp_path).complete("echo?")
-    assert "plain-key-value-42" in r.text  # the live answer is the endpoint's; only what is stored is scrubbed
+    assert key not in r.text and "sk-proj-abcdefgh" not in r.text and "***" in r.text  # the live answer too
     stored = b"".join(f.read_bytes() for f in sorted((tmp_path / "llm").iterdir()))  # the database and its WAL
-    assert b"plain-key-value-42" not in stored and b"sk-proj-abcdefgh" not in stored and b"***" in stored
+    assert key.encode() not in stored and b"sk-proj-abcdefgh" not in stored and b"***" in stored
     again = build_llm(cfg, cache_dir=tmp_path).complete("echo?")
-    assert again.cached and "plain-key-value-42" not in again.text
+    assert again.cached and key not in again.text
+    write_text_atomic(tmp_path / "out.json", f'{{"said": "{key}"}}')  # a report, a manifest, a tuned config
+    assert key not in (tmp_path / "out.json").read_text()
+    scrub_log_records()
+    with caplog.at_level(logging.WARNING, logger="hublab.test"):
+        logging.getLogger("hublab.test").warning("the endpoint said %s", key)
+    assert caplog.records and all(key not in rec.getMessage() for rec in caplog.records)
 
 
 @pytest.mark.llama

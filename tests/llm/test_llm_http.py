@@ -241,6 +241,51 @@ def test_connection_refused_is_an_error_not_an_exception():
     assert time.monotonic() - t0 < 5 and llm.usage.errors == 1
 
 
+def test_an_endpoint_failing_every_call_stops_after_a_bounded_number_of_calls(fault_server):
+    """Issue #45, class 4: an endpoint answering HTTP 500 to everything during HubLink's index build took 632
+    requests in 150 s with nothing printed (each failed path text fell back to the template). Now the eighth call
+    in a row that fails after its retries raises ``ServiceUnavailable`` (a run or build stops with that one line);
+    a reply the model got wrong (malformed JSON) is not the endpoint's failure and a success starts counting again."""
+    from hublab.errors import ServiceUnavailable
+    from hublab.llm.openai_llm import STOP_AFTER_FAILED_CALLS
+
+    llm = _llm(fault_server.base_url, model="down-m", max_retries=1)
+    fault_server.mode = "malformed"
+    for _ in range(STOP_AFTER_FAILED_CALLS + 1):
+        assert llm.complete("q", json_schema=SCHEMA).error  # the model's fault: degrades, never stops
+    fault_server.mode = "500"
+    for _ in range(STOP_AFTER_FAILED_CALLS - 2):
+        assert llm.complete("q").error
+    fault_server.mode = "ok"
+    assert llm.complete("q").error is None  # back: the count starts again
+    fault_server.mode = "500"
+    fault_server.requests.clear()
+    for _ in range(STOP_AFTER_FAILED_CALLS - 1):
+        assert llm.complete("q").error
+    with pytest.raises(ServiceUnavailable, match=f"failed {STOP_AFTER_FAILED_CALLS} calls in a row.*rerun"):
+        llm.complete("q")
+    assert len(fault_server.requests) == STOP_AFTER_FAILED_CALLS * 2  # each call: one try and one retry
+
+
+def test_a_question_budget_bounds_all_its_calls(fault_server):
+    """A question whose calls all wait (an endpoint that never answers) made several calls of ``timeout_s`` x
+    attempts each; with a budget (``evaluation.question_timeout_s``, set per question by the runner) the call in
+    flight ends at the budget and the question's later calls are not made."""
+    fault_server.mode = "hang"
+    llm = _llm(fault_server.base_url, model="slow-m", timeout_s=5, max_retries=1)
+    llm.set_deadline(time.monotonic() + 1.0)
+    t0 = time.monotonic()
+    first = llm.complete("q")
+    assert first.error and time.monotonic() - t0 < 2.5, time.monotonic() - t0
+    t1 = time.monotonic()
+    later = llm.complete("q2")
+    assert "budget" in later.error and time.monotonic() - t1 < 0.5
+    assert len(fault_server.requests) == 1
+    llm.set_deadline(None)
+    fault_server.mode = "ok"
+    assert llm.complete("q3").error is None
+
+
 def test_other_client_errors_are_not_retried(fault_server):
     fault_server.mode = "bad_request"  # 400 that names no droppable parameter: retrying cannot help
     r = _llm(fault_server.base_url, max_retries=3).complete("q")

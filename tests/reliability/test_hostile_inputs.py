@@ -896,7 +896,45 @@ def test_a_study_whose_tracking_server_is_unreachable_is_refused_before_any_lock
     assert not (project / "mlruns" / "optuna.db").exists()
 
 
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]  # closed once the socket is: nothing listens there
+
+@pytest.fixture()
+def silent_port():
+    """A port that accepts connections and never answers (a hung database server, a firewall that swallows)."""
+    import threading
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(16)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        srv.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(srv.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield srv.getsockname()[1]
+    stop.set()
+    thread.join(5)
+    for conn in held:
+        conn.close()
+    srv.close()
+
+
+def test_a_study_storage_that_never_answers_is_refused_within_its_connect_bound(project: Path, silent_port):
+    """Class 4 of issue #45: a PostgreSQL storage port that accepts but never answers printed nothing for 150 s and
+    more (libpq waits forever by default). Now every connection to a server storage is bounded
+    (``tuning.storage.CONNECT_TIMEOUT_S``): one ``error:`` line naming the storage (credentials masked), exit 2."""
+    url = f"postgresql+psycopg2://hublab:PLANTEDpgpass99@127.0.0.1:{silent_port}/optuna"
+    t = time.monotonic()
+    code, out = invoke(_tune("--storage", url, study="silent"))
+    took = time.monotonic() - t
+    assert code == 2 and took < 60, (took, out[-2000:])
+    assert "Traceback" not in out and "PLANTEDpgpass99" not in out, out[-3000:]
+    (line,) = [x for x in out.splitlines() if x.startswith("error:")]
+    assert f"127.0.0.1:{silent_port}" in line and "did not answer" in line, line

@@ -47,8 +47,11 @@ def _answer_question(pipeline, carbon, i: int, p: QAPair, k: int, *, question_ti
     from hublab.tracking.mlflow_log import scrub
 
     name = record_key(i, p)
+    # the budget bounds the question's LLM calls together: once it is spent, the calls left fail at once
+    deadline = time.monotonic() + question_timeout_s if question_timeout_s else None
     for llm in pipeline.all_llms():
         llm.reset_usage()
+        llm.set_deadline(deadline)
     if carbon is not None:
         carbon.start(name)
     error = None
@@ -60,6 +63,9 @@ def _answer_question(pipeline, carbon, i: int, p: QAPair, k: int, *, question_ti
     except Exception as exc:  # recorded per question; the run goes on
         out = None
         error = f"{type(exc).__name__}: {exc}"
+    finally:
+        for llm in pipeline.all_llms():
+            llm.set_deadline(None)
     elapsed = time.perf_counter() - t0
     if out is not None and getattr(out, "error", None):
         error = out.error  # the pipeline caught a retriever exception: still an error, not an empty answer
@@ -76,7 +82,7 @@ def _answer_question(pipeline, carbon, i: int, p: QAPair, k: int, *, question_ti
         cost += getattr(u, "cost", 0.0)
     fallbacks = list(getattr(out, "fallbacks", None) or []) if out else []
     # not preemptive (a Python call cannot be interrupted safely): the question is finished, then counted as
-    # over budget; LLM backends enforce their own per-call timeouts
+    # over budget; its LLM calls stop at the budget (set_deadline), each also within its own timeout
     timed_out = question_timeout_s is not None and elapsed > question_timeout_s
     retrieved = out.context_strings if out else []
     metrics = _retrieval_metrics(retrieved, list(p.golden_triples), k)

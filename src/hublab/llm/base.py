@@ -55,6 +55,8 @@ class LLM(ABC):
     model: str = "none"
     usage: TokenUsage = field(default_factory=TokenUsage)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    #: ``time.monotonic()`` after which calls give up at once (the question's budget; None: each call's own bound)
+    _deadline: float | None = field(default=None, repr=False)
 
     is_llm_free: bool = False
 
@@ -78,7 +80,8 @@ class LLM(ABC):
         with observability.span("llm.complete", self.trace_kind(), inputs=_span_inputs(prompt, system, json_schema,
                                                                                     max_tokens)) as sp:
             t0 = time.perf_counter()
-            resp = self._complete(prompt, json_schema=json_schema, max_tokens=max_tokens, system=system)
+            resp = _scrubbed(self._complete(prompt, json_schema=json_schema, max_tokens=max_tokens, system=system),
+                             self.secret_values())
             latency = time.perf_counter() - t0
             with self._lock:
                 self.usage.add(
@@ -96,6 +99,11 @@ class LLM(ABC):
 
     def trace_kind(self) -> str:
         return self.span_kind
+
+    def set_deadline(self, deadline: float | None) -> None:
+        """Bound every call until ``deadline`` (``time.monotonic()``; None lifts it): a question's time budget
+        (``evaluation.question_timeout_s``) over all the calls it makes, not only each call's own bound."""
+        self._deadline = deadline
 
     def secret_values(self) -> list[str]:
         """The credentials this backend sends (API keys read from the environment), so that whatever is stored of
@@ -118,6 +126,30 @@ class LLM(ABC):
         with self._lock:
             u, self.usage = self.usage, TokenUsage()
         return u
+
+
+def _scrubbed(resp: LLMResponse, secrets: list[str]) -> LLMResponse:
+    """The answer with every key masked as it arrives (``hublab.redact.scrub``), so nothing built from it holds
+    one: an endpoint that echoes the request's ``Authorization`` header put ``Bearer sk-…`` into its answers, and
+    from there into caches, path texts, index rows and predictions. Only strings change; keys of ``data`` stay."""
+    from hublab.redact import register_secret, scrub
+
+    for value in secrets:
+        register_secret(value)
+
+    def clean(obj: Any) -> Any:
+        if isinstance(obj, str):
+            return scrub(obj)
+        if isinstance(obj, dict):
+            return {k: clean(v) for k, v in obj.items()}
+        if isinstance(obj, list):
+            return [clean(v) for v in obj]
+        return obj
+
+    resp.text = scrub(resp.text or "") if resp.text else resp.text
+    resp.data = clean(resp.data)
+    resp.error = scrub(resp.error) if resp.error else resp.error
+    return resp
 
 
 def _span_inputs(prompt: str, system: str | None, json_schema: dict | None, max_tokens: int) -> dict[str, Any]:

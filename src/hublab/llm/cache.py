@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hublab.llm.base import LLM, LLMResponse
-from hublab.redact import MASK, redact
+from hublab.redact import scrub
 
 
 @dataclass
@@ -38,6 +38,10 @@ class CachedLLM(LLM):
     def trace_kind(self) -> str:
         return self.inner.trace_kind()
 
+    def set_deadline(self, deadline: float | None) -> None:
+        super().set_deadline(deadline)
+        self.inner.set_deadline(deadline)
+
     def secret_values(self) -> list[str]:
         return self.inner.secret_values()
 
@@ -49,10 +53,7 @@ class CachedLLM(LLM):
         """No stored byte holds a key (issue #45): an endpoint that echoes the request's ``Authorization`` header
         put ``Bearer sk-…`` into its answer, and the cache stored it in clear. Masked here: every credential
         :func:`hublab.redact.redact` knows by its shape, and the backend's own keys by their value."""
-        out = redact(blob)
-        for value in self.inner.secret_values():
-            out = out.replace(value, MASK)
-        return out
+        return scrub(blob, self.inner.secret_values())
 
     def _complete(self, prompt, *, json_schema, max_tokens, system) -> LLMResponse:
         key = self._key(prompt, json_schema, max_tokens, system)

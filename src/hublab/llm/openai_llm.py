@@ -12,8 +12,12 @@ retries are off) so that every attempt is counted and the whole call is bounded:
 - Prompts are sent as given. An object schema is also spelled out after the prompt (the project's own JSON prompts);
   a bare-array schema (the thesis's Listings A.3, A.4, A.6, which print their own format) adds nothing, and goes as
   a ``response_format`` only to servers that constrain any root type (``requests.schema_formats``).
-- Any other failure ends the call. Nothing raises: failures come back as ``LLMResponse(error=...)`` so a run
-  degrades for that question instead of crashing.
+- Any other failure ends the call. Failures come back as ``LLMResponse(error=...)`` so a run degrades for that
+  question instead of crashing, with two bounds above the call's own: a question's time budget
+  (``LLM.set_deadline``: every later call of the question fails at once), and an endpoint that failed
+  ``STOP_AFTER_FAILED_CALLS`` calls in a row (each after its retries: down, overloaded, answering HTTP 5xx) raises
+  ``ServiceUnavailable``, which stops a run (checkpoint kept) or an index build with one line, instead of
+  hundreds more failing requests with nothing printed.
 
 The API key is read from the environment variable named in the config; it is never logged, stored or put in a
 cache key, and local endpoints get no key unless ``api_key_env`` names one.
@@ -29,6 +33,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from hublab.errors import ServiceUnavailable
 from hublab.llm.base import LLM, LLMResponse
 from hublab.llm.jsonutil import extract_for_schema
 from hublab.llm.pricing import cost_usd, price_for
@@ -42,6 +47,7 @@ from hublab.llm.requests import (
     where,
 )
 from hublab.llm.waiting import waiting_notice
+from hublab.redact import register_secret
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +71,26 @@ _LEARNED_LOCK = threading.Lock()
 def _learned(base_url: str | None, model: str) -> _Learned:
     with _LEARNED_LOCK:
         return _LEARNED.setdefault((base_url, model), _Learned())
+
+
+#: calls in a row (each after its own retries) that found the endpoint down or failing before a run or build stops
+STOP_AFTER_FAILED_CALLS = 8
+_FAILED_IN_A_ROW: dict[tuple[str | None, str], int] = {}
+_BUDGET_SPENT = "the question's time budget (evaluation.question_timeout_s) is spent: call not made"
+
+
+def _endpoint_health(base_url: str | None, model: str, failed: bool, error: str) -> None:
+    """Count calls that ended on an endpoint fault (connection, timeout, HTTP 408/409/429/5xx) in a row per
+    (endpoint, model); a success resets it. At ``STOP_AFTER_FAILED_CALLS`` the endpoint is taken as down."""
+    key = (base_url, model)
+    with _LEARNED_LOCK:
+        n = _FAILED_IN_A_ROW[key] = _FAILED_IN_A_ROW.get(key, 0) + 1 if failed else 0
+        if n >= STOP_AFTER_FAILED_CALLS:
+            _FAILED_IN_A_ROW[key] = 0  # a rerun in this process (a notebook) starts counting again
+    if n >= STOP_AFTER_FAILED_CALLS:
+        raise ServiceUnavailable(f"the LLM endpoint {model} at {where(base_url)} failed {n} calls in a row, each after "
+                                 f"its retries (last: {error[:200]}); stopped: fix or restart the endpoint, then "
+                                 "rerun the same command (a run resumes from its checkpoint)")
 
 
 class _Fault(Exception):
@@ -110,6 +136,7 @@ class OpenAICompatibleLLM(LLM):
             key = os.environ.get(env) if env else None
             if key is None and is_openai_endpoint(self.base_url):
                 raise RuntimeError(f"environment variable {env} is not set")
+            register_secret(key)  # whatever its variable is called: masked wherever it turns up
             self._client = OpenAI(base_url=self.base_url, api_key=key or "not-needed", timeout=self.timeout_s,
                                   max_retries=0)
         return self._client
@@ -215,6 +242,8 @@ class OpenAICompatibleLLM(LLM):
     def _complete(self, prompt, *, json_schema, max_tokens, system) -> LLMResponse:
         try:
             return self._call(prompt, json_schema, max_tokens, system)
+        except ServiceUnavailable:
+            raise  # the endpoint is down: every later call would fail alike
         except Exception as exc:  # noqa: BLE001 - a bug in request building must not end a run either
             return LLMResponse(text="", error=f"{type(exc).__name__}: {exc}")
 
@@ -226,12 +255,17 @@ class OpenAICompatibleLLM(LLM):
         self.client().chat.completions  # noqa: B018 - touch the lazy resource so its import is off the clock
         start = time.monotonic()
         deadline = start + self.timeout_s * (self.max_retries + 1)
+        if self._deadline is not None:
+            if self._deadline - start <= 0.01:
+                return LLMResponse(text="", error=_BUDGET_SPENT)
+            deadline = min(deadline, self._deadline)
         learned = _learned(self.base_url, self.model)
         formats = schema_formats(self.family, json_schema) if json_schema else []
         body0 = self.request_body(prompt, json_schema=json_schema, max_tokens=max_tokens, system=system)
         price = price_for(self.model, self.base_url, self.price_input_per_1m, self.price_output_per_1m)
         ptoks = ctoks = faults = attempts = 0
         error = "no attempt"
+        endpoint_fault = False  # the last failure was the endpoint's (down, timing out, HTTP 5xx), not the reply's
         # on the clock: a call still waiting after waiting.NOTICE_S says so on stderr, with its bound
         with waiting_notice(f"{self.model} at {where(self.base_url)}", deadline - start):
             while attempts < self.max_retries + 1 + len(body0) + len(formats):  # drops/fallbacks are finite too
@@ -244,21 +278,24 @@ class OpenAICompatibleLLM(LLM):
                 try:
                     text, data, pt, ct = self._attempt(body, min(self.timeout_s, remaining), json_schema)
                     ptoks, ctoks = ptoks + pt, ctoks + ct
+                    _endpoint_health(self.base_url, self.model, False, "")
                     return LLMResponse(text=text, data=data, prompt_tokens=ptoks, completion_tokens=ctoks,
                                        retries=attempts - 1, cost=cost_usd(ptoks, ctoks, price))
                 except _Fault as exc:
                     error, pt, ct = exc.args
                     ptoks, ctoks = ptoks + pt, ctoks + ct
+                    endpoint_fault = False
                 except openai.APIStatusError as exc:
                     error = f"{type(exc).__name__}: {exc}"
+                    endpoint_fault = exc.status_code in _RETRY_STATUS or exc.status_code >= 500
                     # llama-cpp-python reports its request validation errors as HTTP 500
                     if exc.status_code in (400, 422, 500) and self._learn(exc, body, learned, formats):
                         continue  # adapted request: not a fault, no backoff
                     retryable = exc.status_code in _RETRY_STATUS or exc.status_code >= 500
                 except openai.APIConnectionError as exc:  # includes APITimeoutError
-                    error = f"{type(exc).__name__}: {exc}"
+                    error, endpoint_fault = f"{type(exc).__name__}: {exc}", True
                 except Exception as exc:  # noqa: BLE001 - missing key, bad response shape ...: report, don't crash
-                    error, retryable = f"{type(exc).__name__}: {exc}", False
+                    error, retryable, endpoint_fault = f"{type(exc).__name__}: {exc}", False, False
                 faults += 1
                 if not retryable or faults > self.max_retries:
                     break
@@ -266,5 +303,6 @@ class OpenAICompatibleLLM(LLM):
                          error[:200])
                 time.sleep(max(0.0, min(self.retry_backoff_s * 2 ** (faults - 1), _MAX_BACKOFF_S,
                                         deadline - time.monotonic())))
+            _endpoint_health(self.base_url, self.model, endpoint_fault, error)
             return LLMResponse(text="", prompt_tokens=ptoks, completion_tokens=ctoks, error=error,
                                retries=max(0, attempts - 1), cost=cost_usd(ptoks, ctoks, price))

@@ -17,6 +17,8 @@ from typing import Any
 import yaml
 
 from hublab.errors import InputError
+from hublab.redact import SECRET_HINTS as SECRET_HINTS  # keys holding secrets: never stored, only *_env names
+from hublab.redact import looks_secret as looks_secret
 
 _TOP_KEYS = {"name", "description", "retriever", "llm", "embedder", "vector_store", "pre_retrieval",
              "post_retrieval", "generation", "evaluation", "search_space", "tuned"}
@@ -29,14 +31,6 @@ _EVAL_KEYS = {"k", "generation_metrics", "bertscore_model", "bertscore_layers", 
               # degradation budgets (experiment/runner.py): seconds per question / per run, and the share of
               # failed questions (errors + degraded) above which a run ends FAILED with a non-zero exit
               "question_timeout_s", "run_timeout_s", "max_failure_share"}
-# Keys never sent to MLflow or hashed as secrets: we only ever store env var *names*.
-SECRET_HINTS = ("api_key", "apikey", "token", "password", "secret")
-_NOT_SECRET = ("_env", "_tokens")  # env var names and token *counts* (max_tokens) are fine
-
-
-def looks_secret(key: str) -> bool:
-    low = key.lower()
-    return any(h in low for h in SECRET_HINTS) and not low.endswith(_NOT_SECRET)
 
 
 def find_secret_keys(data: Any, prefix: str = "") -> list[str]:

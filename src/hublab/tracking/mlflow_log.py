@@ -26,7 +26,6 @@ from hublab.pipeline.config import looks_secret
 
 MAX_PARAM_LEN = 6000
 MASK = "***"
-_MIN_SECRET_LEN = 6  # shorter env values ("1", "true") are not masked: they would mangle ordinary text
 _MARK = "/mlruns/artifacts"
 
 
@@ -118,10 +117,11 @@ def _get_or_create_experiment(mlflow: Any, experiment: str) -> str:
 
 
 def secret_values(extra_env_names: list[str] | tuple[str, ...] = ()) -> list[str]:
-    """Values that must never be written anywhere: env vars with secret-looking names + the named ones."""
-    names = {k for k in os.environ if looks_secret(k)} | set(extra_env_names)
-    vals = {os.environ.get(n, "") for n in names}
-    return sorted((v for v in vals if len(v) >= _MIN_SECRET_LEN), key=len, reverse=True)
+    """Values that must never be written anywhere: the keys the one scrubber knows (``hublab.redact``) + the
+    values of the named environment variables."""
+    from hublab.redact import known_secrets
+
+    return known_secrets([os.environ.get(n, "") for n in extra_env_names])
 
 
 def env_names_in(flat: dict[str, Any]) -> list[str]:
@@ -130,14 +130,10 @@ def env_names_in(flat: dict[str, Any]) -> list[str]:
 
 
 def scrub(text: str, secrets: list[str] | None = None) -> str:
-    """Mask the known secret values, then anything shaped like a credential (``user:pass@`` in a URL, ``sk-…``,
-    bearer tokens: :func:`hublab.redact.redact`), whichever field it was pasted into."""
-    from hublab.redact import redact
+    """The one scrubber (:func:`hublab.redact.scrub`) with this call's extra secret values."""
+    from hublab.redact import scrub as scrub_text
 
-    for s in secret_values() if secrets is None else secrets:
-        if s in text:
-            text = text.replace(s, MASK)
-    return redact(text)
+    return scrub_text(text, secrets or ())
 
 
 def scrub_obj(obj: Any, secrets: list[str]) -> Any:

@@ -13,6 +13,9 @@
 * :func:`study_lock`: a cross-process lock per storage (a lock file next to a SQLite database, a session
   advisory lock on PostgreSQL, ``GET_LOCK`` on MySQL) for the few read-then-write steps that must not
   interleave between workers: enqueueing the OFAT list and creating the study's parent MLflow run.
+* Bounded connections: every connection to a server storage (PostgreSQL, MySQL) gives up after
+  ``CONNECT_TIMEOUT_S`` (libpq and the MySQL drivers wait forever by default: a port that accepts and never
+  answers hung ``hublab tune`` silently); a storage that cannot be reached is one line naming it.
 """
 
 from __future__ import annotations
@@ -28,9 +31,12 @@ import optuna
 from optuna.storages import RDBStorage
 from optuna.trial import FrozenTrial, TrialState
 
+from hublab.errors import InputError
+
 DEFAULT_HEARTBEAT_S = 30
 DEFAULT_GRACE_S = 120
 SQLITE_TIMEOUT_S = 120
+CONNECT_TIMEOUT_S = 10  # per connection to a server storage; a live server on a LAN answers in milliseconds
 
 
 class NoPlannedTrialLeft(Exception):
@@ -44,17 +50,23 @@ class StudyStorage(RDBStorage):
                  grace_period: int | None = DEFAULT_GRACE_S, max_retry: int = 1) -> None:
         import warnings
 
-        engine_kwargs: dict[str, Any] = {}
-        if url.startswith("sqlite"):
-            # several processes on one file: wait for the write lock instead of failing after 5 s
-            engine_kwargs["connect_args"] = {"timeout": SQLITE_TIMEOUT_S}
+        import sqlalchemy
+
+        engine_kwargs: dict[str, Any] = {"connect_args": connect_args(url)}
         # workers starting together on a new database race creating Optuna's tables (on PostgreSQL the loser died
         # with "duplicate key ... alembic_version"): the schema is created under a lock shared by all workers
-        with schema_lock(url), warnings.catch_warnings():
-            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            callback = optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=max_retry)
-            super().__init__(url, engine_kwargs=engine_kwargs, heartbeat_interval=heartbeat_interval,
-                             grace_period=grace_period, heartbeat_stale_trial_callback=callback)
+        try:
+            with schema_lock(url), warnings.catch_warnings():
+                warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+                callback = optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=max_retry)
+                super().__init__(url, engine_kwargs=engine_kwargs, heartbeat_interval=heartbeat_interval,
+                                 grace_period=grace_period, heartbeat_stale_trial_callback=callback)
+        except sqlalchemy.exc.OperationalError as exc:
+            if sqlite_path(url) is not None:
+                raise  # a database file: its own messages (locked, not a database) are reported by the caller
+            said = " ".join(str(getattr(exc, "orig", None) or exc).split())[:200]
+            raise InputError(f"the Optuna storage {redact_url(url)} did not answer ({said}; each connection is "
+                             f"bounded at {CONNECT_TIMEOUT_S} s): start it or fix the URL", field="--storage") from None
         self.planned_only: set[int] = set()  # study ids
 
     def _get_stale_trial_ids(self, study_id: int) -> list[int]:
@@ -96,6 +108,22 @@ class StudyStorage(RDBStorage):
 def make_storage(url: str, *, heartbeat_interval: int = DEFAULT_HEARTBEAT_S, grace_period: int | None = DEFAULT_GRACE_S,
                  max_retry: int = 1) -> StudyStorage:
     return StudyStorage(url, heartbeat_interval=heartbeat_interval, grace_period=grace_period, max_retry=max_retry)
+
+
+def connect_args(url: str) -> dict[str, Any]:
+    """The driver's arguments that bound one connection: SQLite waits for another process's write lock instead of
+    failing after 5 s; a server storage gives up after ``CONNECT_TIMEOUT_S``."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        backend = make_url(url).get_backend_name()
+    except Exception:  # noqa: BLE001 - not an SQLAlchemy URL: Optuna reports it
+        return {}
+    if backend == "sqlite":
+        return {"timeout": SQLITE_TIMEOUT_S}
+    if backend in ("postgresql", "mysql", "mariadb"):
+        return {"connect_timeout": CONNECT_TIMEOUT_S}
+    return {}
 
 
 def redact_url(url: str) -> str:
@@ -147,7 +175,7 @@ def schema_lock(url: str) -> Iterator[None]:
     import sqlalchemy
 
     try:
-        engine = sqlalchemy.create_engine(url, poolclass=sqlalchemy.pool.NullPool)
+        engine = sqlalchemy.create_engine(url, poolclass=sqlalchemy.pool.NullPool, connect_args=connect_args(url))
     except Exception:  # noqa: BLE001 - not a URL SQLAlchemy can open: Optuna reports it
         yield
         return

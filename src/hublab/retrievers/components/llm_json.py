@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from difflib import get_close_matches
 from typing import Any
 
+from hublab.errors import ServiceUnavailable
 from hublab.llm.base import LLM
 from hublab.llm.jsonutil import extract_json
 
@@ -39,9 +40,12 @@ def ask_json(
     system: str | None = None,
     expect: type | tuple[type, ...] = dict,
 ) -> JsonAnswer:
-    """Call ``llm.complete`` with a JSON schema and return parsed data or a reason. Never raises."""
+    """Call ``llm.complete`` with a JSON schema and return parsed data or a reason. Raises only
+    ``ServiceUnavailable`` (the endpoint is down)."""
     try:
         resp = llm.complete(prompt, json_schema=schema, max_tokens=max_tokens, system=system)
+    except ServiceUnavailable:
+        raise  # the endpoint is down: the run or build stops, not this step
     except Exception as exc:  # noqa: BLE001 - backends may raise anything (network, llama.cpp)
         return JsonAnswer(None, f"LLM call failed: {type(exc).__name__}: {exc}")
     text = resp.text or ""
@@ -79,9 +83,11 @@ def response_list(resp: Any, key: str) -> list | None:
 
 
 def ask_text(llm: LLM, prompt: str, *, max_tokens: int = 512, system: str | None = None) -> tuple[str, str | None]:
-    """Plain completion; returns (text, error). Never raises."""
+    """Plain completion; returns (text, error). Raises only ``ServiceUnavailable`` (the endpoint is down)."""
     try:
         resp = llm.complete(prompt, max_tokens=max_tokens, system=system)
+    except ServiceUnavailable:
+        raise  # the endpoint is down: the run or build stops, not this step
     except Exception as exc:  # noqa: BLE001
         return "", f"LLM call failed: {type(exc).__name__}: {exc}"
     if resp.error:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hublab.errors import ServiceUnavailable
 from hublab.graph.model import Triple
 from hublab.llm.base import LLM, LLMResponse
 
@@ -28,8 +29,11 @@ def readable(t: Triple) -> str:
 
 def ask(llm: LLM, prompt: str, **kw: Any) -> LLMResponse:
     """``llm.complete`` that never raises: an exception from the backend becomes ``LLMResponse.error``, so the
-    step falls back to its LLM-free form and is reported like any other failed call."""
+    step falls back to its LLM-free form and is reported like any other failed call; an endpoint found down
+    (``ServiceUnavailable``) stops the run or build instead."""
     try:
         return llm.complete(prompt, **kw)
+    except ServiceUnavailable:
+        raise  # the endpoint is down: the run or build stops, not this step
     except Exception as exc:  # noqa: BLE001 - any backend failure degrades the step, never the retrieval
         return LLMResponse("", error=f"{type(exc).__name__}: {exc}")
