@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -22,6 +23,29 @@ def _mode_for(path: Path) -> int:
         return path.stat().st_mode & 0o7777
     except OSError:
         return 0o666 & ~_umask()
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | Path) -> Iterator[Path]:
+    """A temporary path beside ``path`` for a library that writes files itself (rdflib, matplotlib, numpy, csv):
+    renamed onto ``path`` when the block ends without an error (the file's mode kept), removed otherwise."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        mode = _mode_for(path)
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".tmp{path.suffix}", dir=path.parent)
+        os.close(fd)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
+    tmp = Path(name)
+    try:
+        yield tmp
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
 
 
 def write_bytes_atomic(path: str | Path, data: bytes) -> None:

@@ -154,7 +154,9 @@ def tracking_problem(root: Path) -> str | None:
         return f"MLflow store {shown} cannot be created: {why}" if why else None
     if parsed.scheme in ("", "file"):
         return f"MLflow tracking URI {shown}: a file store is not supported by MLflow 3 (use sqlite:/// or http://)"
-    return None
+    from hublab.dburl import server_problem
+
+    return server_problem(uri, f"MLflow store {shown}")  # a database server (postgresql://, mysql://)
 
 
 def bound_tracking_retries() -> None:

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from hublab.atomic import write_text_atomic
 from hublab.config import ORKG_GRAPH, Settings
 from hublab.datasets.kgqa_csv import load_kgqa_csv, unparseable_golden
 from hublab.datasets.model import write_jsonl
@@ -107,11 +108,8 @@ def build_datasets(s: Settings, only: list[str] | None = None) -> tuple[dict[str
 
     failed = [n for n, e in report["datasets"].items() if e["mapping_rate"] < min_rate]
     report["ok"] = not failed
-    out_dir.mkdir(parents=True, exist_ok=True)
     rp = out_dir / "mapping_report.json"
-    tmp = rp.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(rp)
+    write_text_atomic(rp, json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     from hublab.graph.snapshot import write_provenance
 
     write_provenance(s.root, "datasets", {"kgqa_dir": str(kgqa_dir.resolve()), "out_dir": str(out_dir.resolve())})

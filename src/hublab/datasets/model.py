@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hublab.atomic import write_text_atomic
 from hublab.errors import InputError
 from hublab.graph.model import TripleParseError, parse_triple_string
 
@@ -141,13 +142,7 @@ def check_row(fields: dict[str, Any], *, file: str, row: int) -> QAPair:
 
 def write_jsonl(pairs: list[QAPair], path: str | Path) -> None:
     """Atomic write (temp + rename): a failed stage never leaves half a dataset."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for p in pairs:
-            fh.write(json.dumps(p.to_dict(), ensure_ascii=False) + "\n")
-    tmp.replace(path)
+    write_text_atomic(path, "".join(json.dumps(p.to_dict(), ensure_ascii=False) + "\n" for p in pairs))
 
 
 def read_jsonl(path: str | Path) -> list[QAPair]:

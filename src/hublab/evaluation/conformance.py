@@ -18,6 +18,7 @@ import itertools
 from pathlib import Path
 from typing import Any
 
+from hublab.atomic import atomic_path
 from hublab.errors import InputError
 from hublab.evaluation.names import at_k, thesis_column
 from hublab.evaluation.retrieval import R_DIGITS, entities_of, retrieval_metrics
@@ -160,11 +161,7 @@ def compare(rows: list[dict[str, Any]], ours: list[dict[str, Any]], *, k: int = 
 
 def write_csv(rows: list[dict[str, Any]], path: str | Path) -> None:
     cols = list(dict.fromkeys(itertools.chain.from_iterable(r.keys() for r in rows)))
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w", newline="", encoding="utf-8") as fh:
+    with atomic_path(path) as tmp, tmp.open("w", newline="", encoding="utf-8") as fh:
         w = csv.DictWriter(fh, fieldnames=cols)
         w.writeheader()
         w.writerows(rows)
-    tmp.replace(path)

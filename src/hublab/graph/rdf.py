@@ -19,6 +19,7 @@ from urllib.parse import quote
 
 from rdflib import RDF, RDFS, Graph, Literal, Namespace, URIRef
 
+from hublab.atomic import atomic_path
 from hublab.errors import HubLabError
 from hublab.graph.base import KnowledgeGraph
 from hublab.graph.model import Knowledge, Triple
@@ -279,15 +280,12 @@ class RdfKnowledgeGraph(KnowledgeGraph):
 
     def save(self, path: str | Path) -> None:
         """Write Turtle atomically (temp file + rename) so a crash never leaves half a graph."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(path.suffix + ".tmp")
         self.graph.bind("orkgr", ORKG_RESOURCE)
         self.graph.bind("orkgp", ORKG_PREDICATE)
         self.graph.bind("orkgc", ORKG_CLASS)
         self.graph.bind("hlp", HUBLAB_PREDICATE)
-        self.graph.serialize(tmp, format="turtle")
-        tmp.replace(path)
+        with atomic_path(path) as tmp:
+            self.graph.serialize(tmp, format="turtle")
 
     # ---------------- KnowledgeGraph API ----------------
     def entity(self, uid: str) -> Knowledge | None:

@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from hublab.atomic import atomic_path
 from hublab.config import ORKG_GRAPH
 from hublab.errors import InputError
 from hublab.graph.base import PAPER_TYPE
@@ -213,16 +214,9 @@ def write_snapshot(
     }
     ttl = out_dir / f"{name}.ttl"
     man = out_dir / f"{name}.manifest.json"
-    ttl_tmp = out_dir / f".{name}.ttl.part"
-    man_tmp = out_dir / f".{name}.manifest.json.part"
-    try:
+    with atomic_path(ttl) as ttl_tmp, atomic_path(man) as man_tmp:  # both written before either is renamed
         kg.save(ttl_tmp)
         man_tmp.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        ttl_tmp.replace(ttl)
-        man_tmp.replace(man)
-    finally:
-        for p in (ttl_tmp, man_tmp):
-            p.unlink(missing_ok=True)
     return manifest
 
 

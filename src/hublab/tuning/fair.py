@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from hublab.atomic import write_text_atomic
 from hublab.config import Settings
 from hublab.errors import InputError
 from hublab.evaluation import names
@@ -217,9 +218,7 @@ def write_tuned(plan: MethodPlan, best_params: dict[str, Any], meta: dict[str, A
     target = out_dir / f"{plan.method}.yaml"
     header = (f"# Written by `hublab tune-all` on {meta['date']}: do not edit by hand, rerun the study instead.\n"
               f"# Default: {meta['default_pipeline']}; tuned factors: {', '.join(plan.factors)}.\n")
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
-    tmp.replace(target)
+    write_text_atomic(target, header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
     load_pipeline(target)  # the file must load as a pipeline (fails loudly here, not in the comparison)
     return target
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 from pathlib import Path
 
+from hublab.atomic import atomic_path, write_text_atomic
 from hublab.evaluation import names
 from hublab.tuning.study import StudyResult
 
@@ -31,15 +31,9 @@ def ofat_markdown(res: StudyResult) -> str:
     return "\n".join(lines)
 
 
-def _tmp(path: Path) -> Path:
-    return path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
-
-
 def _write(path: Path, text: str) -> Path:
-    """Write via a temporary file and rename: workers of one study finishing together never interleave."""
-    tmp = _tmp(path)
-    tmp.write_text(text)
-    tmp.replace(path)
+    """Written whole (``atomic``): workers of one study finishing together never interleave."""
+    write_text_atomic(path, text)
     return path
 
 
@@ -95,9 +89,8 @@ def _plots(res: StudyResult, out_dir: Path) -> list[Path]:
             fig = ax.figure if hasattr(ax, "figure") else plt.gcf()
             fig.set_size_inches(9, 5)
             fig.tight_layout()
-            tmp = _tmp(out_dir / name)
-            fig.savefig(tmp, dpi=100)
-            tmp.replace(out_dir / name)
+            with atomic_path(out_dir / name) as tmp:
+                fig.savefig(tmp, dpi=100, format="png")
             plt.close("all")
             out.append(out_dir / name)
         except Exception as exc:  # e.g. importance needs variance across trials

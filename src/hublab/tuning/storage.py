@@ -31,12 +31,11 @@ import optuna
 from optuna.storages import RDBStorage
 from optuna.trial import FrozenTrial, TrialState
 
+from hublab.dburl import CONNECT_TIMEOUT_S, SQLITE_TIMEOUT_S, connect_args  # noqa: F401 (re-exported)
 from hublab.errors import InputError
 
 DEFAULT_HEARTBEAT_S = 30
 DEFAULT_GRACE_S = 120
-SQLITE_TIMEOUT_S = 120
-CONNECT_TIMEOUT_S = 10  # per connection to a server storage; a live server on a LAN answers in milliseconds
 
 
 class NoPlannedTrialLeft(Exception):
@@ -108,22 +107,6 @@ class StudyStorage(RDBStorage):
 def make_storage(url: str, *, heartbeat_interval: int = DEFAULT_HEARTBEAT_S, grace_period: int | None = DEFAULT_GRACE_S,
                  max_retry: int = 1) -> StudyStorage:
     return StudyStorage(url, heartbeat_interval=heartbeat_interval, grace_period=grace_period, max_retry=max_retry)
-
-
-def connect_args(url: str) -> dict[str, Any]:
-    """The driver's arguments that bound one connection: SQLite waits for another process's write lock instead of
-    failing after 5 s; a server storage gives up after ``CONNECT_TIMEOUT_S``."""
-    from sqlalchemy.engine import make_url
-
-    try:
-        backend = make_url(url).get_backend_name()
-    except Exception:  # noqa: BLE001 - not an SQLAlchemy URL: Optuna reports it
-        return {}
-    if backend == "sqlite":
-        return {"timeout": SQLITE_TIMEOUT_S}
-    if backend in ("postgresql", "mysql", "mariadb"):
-        return {"connect_timeout": CONNECT_TIMEOUT_S}
-    return {}
 
 
 def redact_url(url: str) -> str:

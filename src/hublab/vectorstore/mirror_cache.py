@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from hublab.atomic import atomic_path
 
 #: Collections smaller than this load through gRPC in well under a second: not worth a file each.
 MIN_ROWS = 2000
@@ -73,17 +73,12 @@ def save(cache_dir: Path, db: Path, name: str, ids: np.ndarray, matrix: np.ndarr
         text = json.dumps(fields, ensure_ascii=False, separators=(",", ":"))
     except (TypeError, ValueError):  # a field value JSON cannot hold: keep reading through gRPC
         return
-    tmp: str | None = None
     try:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cache_dir, suffix=".npz.tmp")
-        with os.fdopen(fd, "wb") as f:
+        with atomic_path(_file(cache_dir, db, name)) as tmp, tmp.open("wb") as f:
             np.savez(f, stamp=np.array(_stamp(db, name)), collection=np.array(name), ids=np.asarray(ids, np.int64),
                      matrix=np.asarray(matrix, np.float32), fields=np.frombuffer(text.encode("utf-8"), np.uint8))
-        os.replace(tmp, _file(cache_dir, db, name))
     except OSError:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
+        pass  # best effort: the next run reads through gRPC and tries again
 
 
 def forget(cache_dir: Path, db: Path, name: str) -> None:

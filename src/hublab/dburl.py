@@ -1,0 +1,52 @@
+"""Database URLs (Optuna storages, MLflow backend stores): the driver arguments that bound one connection, and a
+bounded check that a server answers. libpq and the MySQL drivers wait forever by default, so a port that accepts
+and never answers hung ``hublab tune`` (and would hang a run on a database tracking store) with nothing printed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+SQLITE_TIMEOUT_S = 120  # several processes on one file: wait for the write lock instead of failing after 5 s
+CONNECT_TIMEOUT_S = 10  # per connection to a database server; a live server on a LAN answers in milliseconds
+SERVER_BACKENDS = ("postgresql", "mysql", "mariadb")
+
+
+def backend_of(url: str) -> str | None:
+    """``postgresql``, ``mysql``, ``sqlite``, … (SQLAlchemy's name), None when ``url`` is not a database URL."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(url).get_backend_name()
+    except Exception:  # noqa: BLE001 - not an SQLAlchemy URL
+        return None
+
+
+def connect_args(url: str) -> dict[str, Any]:
+    """The driver's arguments that bound one connection (SQLite: the wait for another process's write lock)."""
+    backend = backend_of(url)
+    if backend == "sqlite":
+        return {"timeout": SQLITE_TIMEOUT_S}
+    if backend in SERVER_BACKENDS:
+        return {"connect_timeout": CONNECT_TIMEOUT_S}
+    return {}
+
+
+def server_problem(url: str, what: str) -> str | None:
+    """One line when the database server at ``url`` does not answer within ``CONNECT_TIMEOUT_S`` (``what`` names
+    it: "the Optuna storage …"), None when it answers or ``url`` is not a server's."""
+    if backend_of(url) not in SERVER_BACKENDS:
+        return None
+    import sqlalchemy
+
+    try:
+        engine = sqlalchemy.create_engine(url, poolclass=sqlalchemy.pool.NullPool, connect_args=connect_args(url))
+        with engine.connect():
+            pass
+        engine.dispose()
+    except ModuleNotFoundError:
+        return None  # the driver is missing: the caller's own message says which one to install
+    except Exception as exc:  # noqa: BLE001 - the driver's errors: refused, timed out, authentication
+        said = " ".join(str(getattr(exc, "orig", None) or exc).split())[:200]
+        return (f"{what} did not answer ({said}; each connection is bounded at {CONNECT_TIMEOUT_S} s): start it or "
+                "fix the URL")
+    return None
