@@ -142,6 +142,11 @@ def tracking_problem(root: Path) -> str | None:
         if db.exists():
             if not db.is_file():
                 return f"MLflow store {shown}: {db} is not a file"
+            from hublab.dburl import sqlite_file_problem
+
+            if damage := sqlite_file_problem(db):
+                return (f"MLflow store {shown}: {db} {damage}: move it aside and rerun (a new store starts empty; "
+                        "the runs in it are lost unless you have a copy)")
             # opened for writing, not locked (another run may be writing right now); sqlite also needs to create
             # its journal beside the file
             try:

@@ -1,6 +1,8 @@
-"""`dvc metrics show` on the committed reports is one readable table (issue #30): DVC unions every metrics file's
-keys into the table's columns, so the training stage's DVC metrics file holds only its headline (validation
-MRR@10 before and after); its other figures are in ``reports/train/training.json``, not a DVC metric."""
+"""`dvc metrics show` on the committed reports is one readable table (issues #30, #44): DVC unions every metrics
+file's keys into the table's columns, so each evaluation's DVC metrics file (``headline.json``) holds only the
+@10 figures and the output size under their table labels, and the table fits 120 columns. The training stage's
+figures are outputs, not DVC metrics (``dvc metrics show reports/train/metrics.json`` shows them); its committed
+record holds no timing (they differ on every machine)."""
 
 from __future__ import annotations
 
@@ -15,17 +17,19 @@ DVC = ROOT / ".venv" / "bin" / "dvc"
 
 
 @pytest.mark.skipif(not DVC.exists(), reason="dvc not installed in .venv")
-def test_metrics_show_is_one_row_per_evaluation_plus_training_in_few_columns():
+def test_metrics_show_is_one_row_per_evaluation_within_120_columns():
     res = subprocess.run([str(DVC), "metrics", "show", "--json"], cwd=ROOT, capture_output=True, text=True,
                          timeout=120)
     assert res.returncode == 0, res.stderr[-2000:]
     doc = json.loads(res.stdout)
-    files = next(iter(doc.values()))["data"]
-    rows = {path: entry["data"] for path, entry in files.items()}
-    evaluations = [p for p in rows if p.startswith("reports/eval/")]
-    assert len(evaluations) == len(list((ROOT / "reports" / "eval").glob("*/metrics.json"))) >= 12
-    assert set(rows["reports/train/metrics.json"]) == {"mrr10_before", "mrr10_after"}
-    columns = {key for data in rows.values() for key in data}
-    assert len(columns) <= 14, sorted(columns)
+    rows = {path: entry["data"] for path, entry in next(iter(doc.values()))["data"].items()}
+    assert set(rows) == {str(p.relative_to(ROOT)) for p in (ROOT / "reports" / "eval").glob("*/headline.json")}
+    assert len(rows) >= 12
+    assert {key for data in rows.values() for key in data} == {"Hits@10", "MAP@10", "MRR@10", "Recall@10",
+                                                               "triples/q"}
+    table = subprocess.run([str(DVC), "metrics", "show"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    widest = max(len(line) for line in table.stdout.splitlines())
+    assert widest <= 120, table.stdout
     record = json.loads((ROOT / "reports" / "train" / "training.json").read_text())
-    assert {"train_s", "steps", "val_loss_after", "mrr10_after"} <= set(record)
+    assert {"steps", "val_loss_after", "mrr10_after"} <= set(record)
+    assert not [k for k in record if k.endswith("_s")], record

@@ -938,3 +938,39 @@ def test_a_study_storage_that_never_answers_is_refused_within_its_connect_bound(
     assert "Traceback" not in out and "PLANTEDpgpass99" not in out, out[-3000:]
     (line,) = [x for x in out.splitlines() if x.startswith("error:")]
     assert f"127.0.0.1:{silent_port}" in line and "did not answer" in line, line
+
+
+def _garbage_db(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(os.urandom(8192))
+
+
+def _cut_db(path: Path) -> None:
+    """A real SQLite database cut short (a copy or a full disk that stopped mid-file)."""
+    import sqlite3
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE t (x TEXT)")
+    con.executemany("INSERT INTO t VALUES (?)", [("x" * 200,)] * 2000)
+    con.commit()
+    con.close()
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+@pytest.mark.parametrize("damage", [_garbage_db, _cut_db], ids=["garbage", "cut short"])
+@pytest.mark.parametrize("store", ["mlflow", "optuna"])
+def test_a_damaged_tracking_or_study_database_is_one_located_line(project: Path, store: str, damage):
+    """Class 2 of issue #45: ``mlruns/mlflow.db`` or ``mlruns/optuna.db`` garbage or cut short was a traceback (or,
+    cut short, a failure deep in a run). Now one ``error:`` line names the file and what to do, before any work;
+    the file is left as it was."""
+    db = project / "mlruns" / f"{store}.db"
+    damage(db)
+    before = db.read_bytes()
+    command = _run(BM25, "--limit", "1") if store == "mlflow" else _tune(study="damaged")
+    code, out = invoke(command)
+    assert code == 2 and "Traceback" not in out, out[-3000:]
+    (line,) = [x for x in out.splitlines() if x.startswith("error:")]
+    assert f"{store}.db" in line and ("not an SQLite database" in line or "cut short" in line), line
+    assert "move it aside" in line, line
+    assert db.read_bytes() == before

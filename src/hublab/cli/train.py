@@ -27,7 +27,7 @@ def train_cmd(
     metrics: Path | None = typer.Option(None, "--metrics", help="Write the headline figures JSON here (DVC metrics: "
                                         "validation MRR@10 before and after)."),
     record: Path | None = typer.Option(None, "--record", help="Write every training figure JSON here (pairs, "
-                                       "steps, losses, timings)."),
+                                       "steps, losses; the timings go to outputs/provenance)."),
     as_json: bool = AS_JSON,
 ) -> None:
     """Generate questions from the graphs (never the KGQA files), fine-tune MiniLM, save and register it."""
@@ -48,8 +48,14 @@ def train_cmd(
     figures = res.metrics()
     if metrics:  # the DVC metrics file: `dvc metrics show` unions every file's keys into one table's columns
         write_text_atomic(metrics, json.dumps({k: figures[k] for k in HEADLINE if k in figures}, indent=1))
-    if record:
-        write_text_atomic(record, json.dumps(figures, indent=1, sort_keys=True))
+    if record:  # committed: only what is the same on every machine; the timings go to outputs/provenance
+        from hublab.config import project_root
+        from hublab.graph.snapshot import write_provenance
+
+        timing = {k: v for k, v in figures.items() if k.endswith("_s")}
+        write_provenance(project_root(), f"train-{record.stem}", {"record": str(record), **timing})
+        write_text_atomic(record, json.dumps({k: v for k, v in figures.items() if k not in timing}, indent=1,
+                                             sort_keys=True))
     if as_json:
         typer.echo(json.dumps(out, indent=1, sort_keys=True, default=str))
         return

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from hublab.atomic import write_text_atomic
-from hublab.evaluation.names import HEADLINE, KEY_METRICS
+from hublab.evaluation.names import DVC_HEADLINE, HEADLINE, KEY_METRICS, LABELS
 from hublab.experiment.aggregate import slice_metrics
 from hublab.experiment.runner import RunSummary
 from hublab.tracking.artifacts import write_csv
@@ -37,11 +37,19 @@ def headline(metrics: dict[str, float], per_question: list[dict[str, Any]]) -> d
     return {k: out[k] for k in HEADLINE if k in out}  # HEADLINE's order
 
 
+def dvc_headline(head: dict[str, float]) -> dict[str, float]:
+    """The DVC metrics file: the @10 figures and triples per question under their table labels, to 3 decimals
+    (``dvc metrics show`` of every evaluation within 120 columns)."""
+    return {LABELS[k]: round(float(head[k]), 3) for k in DVC_HEADLINE if k in head}
+
+
 def write_dvc_report(metrics: dict[str, float], per_question: list[dict[str, Any]], report_dir: Path) -> None:
-    """``metrics.json`` (headline, DVC metrics), ``all_metrics.json`` (every quality metric), ``timings.json`` (the
-    machine's figures, git-ignored) and the slice CSVs (plots), each written atomically (a full disk leaves the
-    previous report's file, never a truncated one)."""
-    write_text_atomic(report_dir / "metrics.json", json.dumps(headline(metrics, per_question), indent=1))
+    """``headline.json`` (DVC metrics), ``metrics.json`` (the headline metrics under their names),
+    ``all_metrics.json`` (every quality metric), ``timings.json`` (the machine's figures, git-ignored) and the slice
+    CSVs (plots), each written atomically (a full disk leaves the previous report's file, never a truncated one)."""
+    head = headline(metrics, per_question)
+    write_text_atomic(report_dir / "metrics.json", json.dumps(head, indent=1))
+    write_text_atomic(report_dir / "headline.json", json.dumps(dvc_headline(head), indent=1) + "\n")
     quality = {k: v for k, v in metrics.items() if not machine_dependent(k)}
     write_text_atomic(report_dir / "all_metrics.json", json.dumps(quality, indent=1, sort_keys=True))
     write_text_atomic(report_dir / "timings.json", json.dumps({k: v for k, v in metrics.items() if k not in quality},
