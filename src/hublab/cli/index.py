@@ -62,7 +62,7 @@ def _remove_damaged(db: Path) -> None:
 
 
 #: Stats of the build, not of the index: what this run had to do depends on what an earlier build left.
-_HISTORY = frozenset({"hubs_reindexed", "hubs_removed", "vectors_written", "skipped"})
+_HISTORY = frozenset({"hubs_reindexed", "hubs_removed", "vectors_written", "skipped", "evicted"})
 
 
 def _is_timing(key: str) -> bool:
