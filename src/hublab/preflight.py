@@ -463,7 +463,12 @@ def check_run(pipeline: Path, graph: str, dataset: str | None, *, settings: Any,
         elif not errors:
             out.cfg = _catch(errors, load_pipeline, pipeline)
         if out.cfg is not None:
+            from hublab.preflight_values import embedder_path_problem, key_value_problems
+
             errors.extend(config_value_problems(out.cfg))
+            errors.extend(key_value_problems(out.cfg))
+            if (bad_model := embedder_path_problem(out.cfg)) is not None:
+                errors.append(bad_model)
     from hublab.pipeline.resources import graph_source
 
     source = _catch(errors, graph_source, graph, settings)
@@ -486,8 +491,14 @@ def check_run(pipeline: Path, graph: str, dataset: str | None, *, settings: Any,
     pairs = None
     if dataset is not None:
         from hublab.datasets.catalog import duplicate_uids, is_dataset_file, load_dataset
+        from hublab.preflight_values import dataset_name_problem, dataset_text_problems
 
+        named = dataset_name_problem(dataset) if is_dataset_file(dataset) else None
+        if named is not None:
+            errors.append(named)
         pairs = _catch(errors, load_dataset, settings, dataset)
+        if pairs:
+            errors.extend(dataset_text_problems(pairs, dataset))
         if pairs and is_dataset_file(dataset):  # a built-in set's quirks are said once, by `hublab data datasets`
             for uid, rows in duplicate_uids(pairs).items():
                 out.warnings.append(f"dataset {dataset}: uid {uid!r} appears in rows {rows}; each row is run and "

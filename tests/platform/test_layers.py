@@ -22,7 +22,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("retrievers",),  # methods over the interfaces
     ("pipeline",),  # pipeline config, resources, optional pipes
     ("tracking",),  # MLflow logging, called by the runs
-    ("experiment", "training", "preflight", "mlflow_eval"),  # runs: RunRequest, runner, comparison, training
+    ("experiment", "training", "preflight", "preflight_values", "mlflow_eval"),  # runs: RunRequest, runner, …
     ("tuning",),  # studies over runs
     ("cli", "api"),  # the command line and the Python API: two doors onto the same layers
     ("testing",),  # the retriever contract, shipped for plugins' tests (hublab.testing)

@@ -341,7 +341,57 @@ CASES: list[Case] = [
      ["--storage", "not installed", "psycopg"]),
     ("outputs: --dry-run --report-dir", lambda p: (_run(BM25, "--dry-run", "--report-dir", "reports/x"), None),
      ["--report-dir", "--dry-run"]),
+    # class 7 (issue #45): values a library would trip over deep inside a run (each a traceback before)
+    ("dataset: a lone surrogate in a question", lambda p: (_dataset_run(_surrogate_jsonl(p)), None),
+     ["surrogate.jsonl", "row 2", "field 'question'", "lone surrogate"]),
+    ("dataset: a newline in the file name", lambda p: (_dataset_run(_rows_file(p, "a\nb.jsonl")), None),
+     ["a\\nb.jsonl", "--dataset", "control or format characters"]),
+    ("yaml: embedder.model is a file", lambda p: (_run(_embedder_at(p, p / "params.yaml"), "--limit", "1"), None),
+     ["field 'embedder.model'", "is a file"]),
+    ("yaml: embedder.model is a folder of junk", lambda p: (_run(_embedder_at(p, _junk(p)), "--limit", "1"), None),
+     ["field 'embedder.model'", "not a sentence-transformers model folder"]),
+    ("env: an API key with non-ASCII letters", lambda p: (_run(_llm_keyed(p), "--limit", "1"),
+                                                          {"HOSTILE_KEY": "ключ-abcdef-123"}),
+     ["generation.llm.api_key_env", "HOSTILE_KEY", "non-ASCII", "value not shown"]),
 ]
+
+
+def _embedder_at(p: Path, model: Path) -> str:
+    return _yaml(p, OK_HEAD + f"embedder: {{model: '{model}'}}\n")
+
+
+def _llm_keyed(p: Path) -> str:
+    return _yaml(p, OK_HEAD + "generation: {enabled: true, llm: {backend: openai, base_url: 'http://127.0.0.1:9/v1', "
+                 "api_key_env: HOSTILE_KEY}}\n")
+
+
+def _dataset_run(path: str) -> list[str]:
+    return ["run", BM25, "--graph", "gv3_orkg", "--dataset", path, "--no-carbon"]
+
+
+def _rows_file(p: Path, name: str, n: int = 3) -> str:
+    """The first ``n`` rows of the built-in GV3 set, outside the project (nothing may be written inside it)."""
+    f = p.parent / "inputs" / name
+    f.parent.mkdir(exist_ok=True)
+    f.write_text("\n".join((p / "data/kgqa/gv3_orkg.jsonl").read_text().splitlines()[:n]) + "\n")
+    return str(f)
+
+
+def _surrogate_jsonl(p: Path) -> str:
+    """Row 2's question starts with a JSON escape of a lone surrogate (valid JSON, not valid text)."""
+    f = Path(_rows_file(p, "surrogate.jsonl"))
+    lines = f.read_text().splitlines()
+    lines[1] = lines[1].replace('"question": "', '"question": "\\ud800 ', 1)
+    f.write_text("\n".join(lines) + "\n")
+    return str(f)
+
+
+def _junk(p: Path) -> Path:
+    d = p.parent / "inputs" / "junkmodel"
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "config.json").write_text("{not json")
+    (d / "pytorch_model.bin").write_bytes(os.urandom(64))
+    return d
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])

@@ -54,8 +54,8 @@ def test_a_second_process_reads_the_cached_mirror_and_gets_the_same_results(proj
     store, vecs = _filled(path)
     assert store.mirror_cache_dir == project / ".cache" / "mirrors"
     first = _search(store, vecs[:1])
+    store.close()  # the copy of rows this process wrote is saved here, once the engine's files are final
     assert len(list((project / ".cache" / "mirrors").glob("*.npz"))) == 1
-    store.close()
     again = build_vector_store(None, path)
     _no_grpc_reads(again, monkeypatch)
     assert _search(again, vecs[:1]) == first

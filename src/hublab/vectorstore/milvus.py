@@ -76,6 +76,7 @@ class MilvusVectorStore(VectorStore):
         #: a Lite file's collections created in this process: what was inserted (ids, vectors, fields), so the first
         #: search builds the mirror from it instead of reading every row back through gRPC (~1.3 s per DiFaR corpus)
         self._seed: dict[str, tuple[list[np.ndarray], list[np.ndarray], list[dict[str, Any]]]] = {}
+        self._save_on_close: dict[str, Any] = {}  # exact.Mirror of collections this process wrote (mirror_cache)
         self._too_big: dict[str, bool] = {}  # collection → above exact_max_vectors (decided once per content)
         #: a full server: searches pinned to one key value answered exactly from that value's rows
         self._keyed = None if self.lite else KeyedRows(self)
@@ -108,6 +109,7 @@ class MilvusVectorStore(VectorStore):
         return 1 if self.local_file or self.mirrors(name) else SERVER_SEARCH_THREADS
 
     def _changed(self, name: str) -> None:
+        self._save_on_close.pop(name, None)
         if self._keyed is not None:
             self._keyed.forget(name)
         self._row_cache.pop(name, None)
@@ -283,9 +285,8 @@ class MilvusVectorStore(VectorStore):
                 order = np.argsort(ids, kind="stable")  # primary-key order, as the query iterator returns rows
                 mirror = Mirror.from_arrays(ids[order], np.vstack(seed[1])[order],
                                             [seed[2][i] for i in order.tolist()])
-                if self.mirror_cache_dir is not None:
-                    mirror_cache.save(self.mirror_cache_dir, Path(self.uri), name, mirror.ids, mirror.matrix,
-                                      mirror.fields)
+                if self.mirror_cache_dir is not None:  # saved by close(): this process wrote the files, and the
+                    self._save_on_close[name] = mirror  # engine's background work may still change them until then
             else:
                 mirror = Mirror(self._read_rows(name))
                 if self.mirror_cache_dir is not None:
@@ -482,6 +483,13 @@ class MilvusVectorStore(VectorStore):
         from milvus_lite import server_manager_instance
 
         server_manager_instance.release_server(self.uri)
+        # the files are final now: a copy stamped earlier could miss the engine's last compaction (a flaky cache
+        # miss under load, read back through gRPC in the next process)
+        for name, mirror in sorted(self._save_on_close.items()):
+            if self.mirror_cache_dir is not None:
+                mirror_cache.save(self.mirror_cache_dir, Path(self.uri), name, mirror.ids, mirror.matrix,
+                                  mirror.fields)
+        self._save_on_close.clear()
         self._mirrors.clear()
         self._loaded.clear()
 
