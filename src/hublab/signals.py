@@ -6,6 +6,7 @@ signal is raised as :class:`Terminated`, a ``KeyboardInterrupt``, so every ``exc
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
 
@@ -21,18 +22,33 @@ class Terminated(KeyboardInterrupt):
         self.signum = signum
 
 
-#: after SIGTERM/SIGHUP a process gets this long to end its runs and trials; then it exits anyway (128 + n): a cleanup
-#: that blocks (a database locked by a sibling that was stopped too, a call into a busy server) must not keep a stopped
-#: process alive, nor its parent waiting on it (tune-all's job processes under a loaded machine did)
-GRACE_S = 30.0
+#: after SIGTERM/SIGHUP a process gets this long to end its runs and trials; then it exits anyway (128 + n), saying so:
+#: a cleanup that blocks (a database locked by a sibling that was stopped too, a call into a busy server) must not keep
+#: a stopped process alive, nor its parent waiting on it (tune-all's job processes under a loaded machine did). Longer
+#: than tune-all's wait for its jobs (45 s): a parent that gave up first killed its jobs mid-cleanup, silently, their
+#: trials left RUNNING (a fresh-clone CI run caught it)
+GRACE_S = 60.0
 _armed: list[threading.Timer] = []
+
+
+def _give_up(signum: int) -> None:
+    """The cleanup after a signal blocked past ``GRACE_S``: say so, then exit without waiting for it."""
+    import os
+    import sys
+
+    name = signal.Signals(signum).name
+    with contextlib.suppress(Exception):
+        sys.stderr.write(f"interrupted ({name}): the cleanup did not finish within {GRACE_S:.0f} s; exiting now (a "
+                         "running trial is failed and retried by its study's heartbeats, a run resumes from its "
+                         "checkpoint)\n")
+        sys.stderr.flush()
+    os._exit(128 + signum)
 
 
 def _raise(signum: int, _frame: object) -> None:
     if not _armed:
-        import os
 
-        timer = threading.Timer(GRACE_S, os._exit, (128 + signum,))
+        timer = threading.Timer(GRACE_S, _give_up, (signum,))
         timer.daemon = True
         timer.start()
         _armed.append(timer)

@@ -256,8 +256,8 @@ def test_killing_tune_all_ends_its_job_processes(project: Path, how: str):
         if how == "SIGTERM":
             err = proc.stderr.read().decode()
             assert proc.returncode == 143, err[-2000:]
-            if "did not stop within" in err:
-                return  # busy in C code past the grace (a loaded machine): killed, its trial left to the heartbeats
+            if "did not stop within" in err or "the cleanup did not finish" in err:
+                return  # busy past the grace (a loaded machine): killed, saying so, its trial left to the heartbeats
             import optuna
 
             storage = f"sqlite:///{project / 'mlruns/optuna.db'}"

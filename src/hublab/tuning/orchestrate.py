@@ -299,7 +299,16 @@ def _publish(runs: StudyRuns, parent_id: str, result: StudyResult, base: dict[st
     paths = write_outputs(result, out_dir)
     base_yaml = out_dir / "base_pipeline.yaml"
     write_text_atomic(base_yaml, yaml.safe_dump(base, sort_keys=False))
-    runs.publish(parent_id, paths, result.best["metrics"] if result.best else None, len(result.pending))
+    for attempt in (1, 2):
+        try:
+            runs.publish(parent_id, paths, result.best["metrics"] if result.best else None, len(result.pending))
+            break
+        except Exception as exc:
+            # two workers finishing together set the parent's tag at once: MLflow's sqlite store selects, then
+            # inserts, and the second insert fails on the unique key (a fresh-clone CI run caught it); once more
+            # is an update
+            if attempt == 2 or "UNIQUE constraint" not in str(exc):
+                raise
     return [*paths, base_yaml]
 
 
