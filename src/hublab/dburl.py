@@ -79,3 +79,47 @@ def sqlite_file_problem(path: Path) -> str | None:
         said = f"{pages * page} bytes" if header_size_valid else "whole pages"
         return f"is cut short ({size} bytes where its header says {said})"
     return None
+
+
+#: how long a run waits, before anything, for another process's write transaction on an SQLite store to end (a
+#: concurrent run's write holds it for milliseconds; a shell or tool that left one open holds it until it ends)
+SQLITE_LOCK_WAIT_S = 10.0
+
+
+def sqlite_lock_problem(path: Path, wait_s: float | None = None) -> str | None:
+    """One line when another process has held a write transaction on the SQLite file ``path`` for over ``wait_s``
+    (SQLite's own busy wait, then ``BEGIN IMMEDIATE`` gives up); None when a write could start. Nothing is written:
+    the transaction is rolled back at once."""
+    import sqlite3
+
+    wait_s = SQLITE_LOCK_WAIT_S if wait_s is None else wait_s
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=rw", uri=True, timeout=wait_s, isolation_level=None)
+    except sqlite3.Error:
+        return None  # not openable for writing: the caller's own checks say why
+    try:
+        con.execute("BEGIN IMMEDIATE")
+        con.execute("ROLLBACK")
+    except sqlite3.OperationalError as exc:
+        if is_locked(exc):
+            return (f"is locked by another process (a write transaction open for over {wait_s:g} s: a shell, a "
+                    "viewer or another tool holding it); nothing was changed: rerun once it is released")
+        return None
+    finally:
+        con.close()
+    return None
+
+
+def is_locked(exc: BaseException) -> bool:
+    """Whether ``exc`` or an exception it was raised from is SQLite's "database is locked" (the busy wait spent)."""
+    import sqlite3
+
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        for e in (cur, getattr(cur, "orig", None)):
+            if isinstance(e, sqlite3.OperationalError) and "locked" in str(e):
+                return True
+        cur = cur.__cause__ or cur.__context__
+    return False

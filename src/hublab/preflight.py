@@ -119,9 +119,22 @@ def output_dir_problem(path: Path) -> str | None:
 
 
 # ---------------- the tracking store ----------------
-def tracking_problem(root: Path) -> str | None:
+def _artifacts_problem(root: Path, experiment: str | None) -> str | None:
+    """The project store's artifact folders (``mlruns/artifacts`` and the experiment's) must take new files: a
+    read-only one failed the run at its first artifact, with a traceback, after its questions."""
+    from hublab.config import settings as _settings
+
+    name = experiment or str(_settings(root).section("tracking").get("experiment", "hublab"))
+    arts = root / "mlruns" / "artifacts"
+    folder = arts / name if (arts / name).exists() or (arts / name).is_symlink() else arts  # where runs go
+    why = _probe_dir(folder) if folder.exists() or folder.is_symlink() else None
+    return f"MLflow artifacts folder {folder} cannot be written: {why}" if why else None
+
+
+def tracking_problem(root: Path, experiment: str | None = None) -> str | None:
     """One line if the MLflow store cannot be used: a server that does not answer (checked with a short connect,
-    not MLflow's minutes of retries) or a sqlite store that cannot be written."""
+    not MLflow's minutes of retries), a sqlite store that cannot be written or is locked, or (the project's own
+    store) an artifact folder of ``experiment`` that cannot be written."""
     from hublab.config import tracking_uri
 
     uri = tracking_uri(root)
@@ -154,7 +167,15 @@ def tracking_problem(root: Path) -> str | None:
             except OSError as exc:
                 return f"MLflow store {shown} cannot be written ({exc.strerror or exc})"
             why = _probe_dir(db.parent)
-            return f"MLflow store {shown} cannot be written: {why}" if why else None
+            if why:
+                return f"MLflow store {shown} cannot be written: {why}"
+            from hublab.dburl import sqlite_lock_problem
+
+            locked = sqlite_lock_problem(db)
+            if locked:
+                return f"MLflow store {shown} {locked}"
+            own = db.resolve() == (root / "mlruns" / "mlflow.db").resolve()
+            return _artifacts_problem(root, experiment) if own else None
         why = output_dir_problem(db.parent)
         return f"MLflow store {shown} cannot be created: {why}" if why else None
     if parsed.scheme in ("", "file"):
@@ -514,7 +535,7 @@ def check_run(pipeline: Path, graph: str, dataset: str | None, *, settings: Any,
                 errors.append(InputError(why, file=str(path), field=opt))
     if tracking:
         bound_tracking_retries()
-        why = tracking_problem(settings.root)
+        why = tracking_problem(settings.root, experiment)
         if why:
             errors.append(InputError(why, field="MLFLOW_TRACKING_URI"))
     raise_all(errors)

@@ -148,3 +148,39 @@ def test_pipeline_config_errors(tmp_path: Path):
     p.write_text("name: x\nretriever: {type: hublink}\ngeneration: {enabled: true, model: x}\n")
     with pytest.raises(InputError, match="generation"):
         load_pipeline(p)
+
+
+def test_a_renamed_copy_reuses_the_answers_in_a_run_of_its_own(project: Path):
+    """A pipeline copied under a new ``name`` asks no question again (the answers are keyed by what determines them)
+    but is recorded in an MLflow run of its own, under its own name; it reused the original's run under the
+    original's name before (issue #45). The original's rerun finds its own run again; another experiment is another
+    run too (and another checkpoint: the experiment is part of the run identity)."""
+    from mlflow.tracking import MlflowClient
+
+    from hublab.datasets.model import read_jsonl
+    from hublab.experiment.runner import run_experiment
+    from hublab.tracking.mlflow_log import tracking_uri
+
+    pairs = read_jsonl(project / "data/kgqa/gv3_orkg.jsonl")
+    contexts = {p.question: list(p.golden_triples)[:1] for p in pairs[:3]}
+    original = _fixed_cfg(project, contexts)
+    copy = PipelineConfig.from_dict({**original.to_dict(), "name": "fixed_copy"})
+    assert copy.config_hash("gv3_orkg", "gv3_orkg") == original.config_hash("gv3_orkg", "gv3_orkg")
+    kw = {"limit": 3, "track_carbon": False, "progress": False}
+    first = run_experiment(original, "gv3_orkg", "gv3_orkg", **kw)
+    (checkpoint,) = (project / "outputs" / "runs").glob("*/predictions.jsonl")
+    answered = checkpoint.read_text()
+    renamed = run_experiment(copy, "gv3_orkg", "gv3_orkg", **kw)
+    elsewhere = run_experiment(original, "gv3_orkg", "gv3_orkg", experiment="another", **kw)
+    again = run_experiment(original, "gv3_orkg", "gv3_orkg", **kw)
+
+    assert checkpoint.read_text() == answered  # no question asked again
+    assert len({first.run_id, renamed.run_id, elsewhere.run_id}) == 3 and again.run_id == first.run_id
+    client = MlflowClient(tracking_uri(project))
+    assert client.get_run(renamed.run_id).info.run_name.startswith("fixed_copy·")
+    assert client.get_run(first.run_id).info.run_name.startswith("fixed·")
+    assert client.get_experiment(client.get_run(elsewhere.run_id).info.experiment_id).name == "another"
+    quality = [k for k in first.metrics if k.endswith("_triples")]  # timings differ run to run
+    assert len(quality) > 5
+    assert [renamed.metrics[k] for k in quality] == [first.metrics[k] for k in quality] == [
+        elsewhere.metrics[k] for k in quality]

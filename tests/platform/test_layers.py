@@ -15,7 +15,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "hublab"
 #: lowest first; a package may import its own layer and the layers below it, never one above
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "config", "env", "redact", "scores", "observability", "model_uri", "progress", "atomic",
-     "signals", "yaml_strict", "params_schema", "dburl"),  # foundation
+     "signals", "yaml_strict", "params_schema", "dburl", "limits"),  # foundation
     ("graph", "datasets"),  # data build: snapshot, graphs, KGQA datasets, STaRK adapter
     ("embedding", "llm", "vectorstore"),  # interfaces and backends
     ("evaluation",),  # metrics, thesis tables

@@ -26,10 +26,25 @@ def main() -> None:
     from hublab.signals import interrupt_on_termination
 
     interrupt_on_termination()  # SIGTERM / SIGHUP end a run or a study as Ctrl-C does (run KILLED, resumable)
+    from hublab.limits import limit_problems
+
+    if problems := limit_problems():  # before any file is opened for writing (ulimit -f cut the MLflow store)
+        report(HubLabError("\n".join(problems)))
+        raise SystemExit(2)
     try:
         app()
     except HubLabError as exc:
         report(exc)
+        raise SystemExit(2) from exc
+    except Exception as exc:
+        from hublab.dburl import is_locked
+
+        if not is_locked(exc):
+            raise
+        # a store locked by another process after the start's check (a run's answers are checkpointed)
+        report(HubLabError(f"a database HubLab writes stayed locked by another process ({exc.__class__.__name__}: "
+                           f"{str(getattr(exc, 'orig', exc)).splitlines()[0]}); what was done is kept: rerun the "
+                           "same command once it is released"))
         raise SystemExit(2) from exc
 
 

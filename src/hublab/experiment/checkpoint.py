@@ -57,7 +57,7 @@ class RunLock:
 
 
 class Checkpoint:
-    """Append-only JSONL of finished questions plus a small state file (the MLflow run id)."""
+    """Append-only JSONL of finished questions plus a small state file (the MLflow run of each owner)."""
 
     def __init__(self, directory: Path) -> None:
         self.dir = directory
@@ -88,8 +88,8 @@ class Checkpoint:
                                              for rec in records))
 
     def state(self) -> dict[str, Any]:
-        """The run's state (its MLflow run id); ``{}`` before the first question. A damaged file (truncated by a full
-        disk, emptied, edited) is a located error saying what to do, never a traceback on every rerun."""
+        """The run's state (its MLflow runs, :meth:`run_for`); ``{}`` before the first question. A damaged file
+        (truncated by a full disk, emptied, edited) is a located error saying what to do, never a traceback."""
         try:
             text = self.state_path.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -100,8 +100,9 @@ class Checkpoint:
             state = json.loads(text)
         except json.JSONDecodeError as exc:
             raise self._damaged(f"is not JSON ({'empty' if not text.strip() else exc.msg})") from None
-        if not isinstance(state, dict) or not isinstance(state.get("run_id", ""), str):
-            raise self._damaged("is not a run state ({\"run_id\": ..., \"identity\": ...})")
+        if (not isinstance(state, dict) or not isinstance(state.get("runs", {}), dict)
+                or not isinstance(state.get("run_id", ""), str)):
+            raise self._damaged("is not a run state ({\"run_id\": ..., \"runs\": {...}, \"identity\": ...})")
         return state
 
     def _damaged(self, why: str) -> InputError:
@@ -112,6 +113,26 @@ class Checkpoint:
     def save_state(self, state: dict[str, Any]) -> None:
         write_text_atomic(self.state_path, json.dumps(state, indent=1, sort_keys=True))
 
+    @staticmethod
+    def run_for(state: dict[str, Any], owner: str) -> str | None:
+        """The MLflow run these answers were recorded in for ``owner`` (:func:`run_owner`). The answers are keyed by
+        what determines them, not by the run's name: a renamed pipeline copy, another ``--experiment`` or another
+        study's parent reuses every answer but gets its own MLflow run, never the old one under the old name."""
+        runs = state.get("runs")
+        found = runs.get(owner) if isinstance(runs, dict) else None
+        return found if isinstance(found, str) else None
+
+    def record_run(self, state: dict[str, Any], owner: str, run_id: str, identity: dict[str, Any]) -> None:
+        """Add ``owner``'s new MLflow run to the state (the runs of other owners are kept)."""
+        runs = dict(state.get("runs") or {}) if isinstance(state.get("runs"), dict) else {}
+        runs[owner] = run_id
+        self.save_state({"run_id": run_id, "runs": runs, "identity": identity})  # run_id: the latest, for a reader
+
     def reset(self) -> None:
         for p in (self.path, self.state_path):
             p.unlink(missing_ok=True)
+
+
+def run_owner(experiment: str, run_name: str, parent_run_id: str | None) -> str:
+    """Who an MLflow run of a checkpoint belongs to: its experiment, its name and its parent run (a study's)."""
+    return json.dumps([experiment, run_name, parent_run_id or ""], ensure_ascii=False)

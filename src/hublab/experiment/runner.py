@@ -31,7 +31,7 @@ from hublab.errors import InputError
 from hublab.experiment import question
 from hublab.experiment.aggregate import aggregate_records, slice_metrics
 from hublab.experiment.budget import budgets, failure
-from hublab.experiment.checkpoint import Checkpoint, RunLock
+from hublab.experiment.checkpoint import Checkpoint, RunLock, run_owner
 from hublab.experiment.generation import generation_metrics
 from hublab.experiment.identity import RunIdentity, run_identity
 from hublab.experiment.request import RunRequest
@@ -199,11 +199,14 @@ def _run_locked(req: RunRequest, plan: _Plan, ident: RunIdentity, ckpt: Checkpoi
     if not req.resume:
         ckpt.reset()
     state = ckpt.state()
-    rec = RunRecorder.open(req.description(req.display_name(None if ident.full else ident.scope)),
-                           state.get("run_id") if req.resume else None)
+    desc = req.description(req.display_name(None if ident.full else ident.scope))
+    owner = run_owner(desc.experiment, desc.run_name, desc.parent_run_id)
+    rec = RunRecorder.open(desc, Checkpoint.run_for(state, owner) if req.resume else None)
     t_start = time.perf_counter()  # the run budget and the session's runtime start here, after MLflow's set-up
     with rec.ending_on_error():
-        _log_start(req, rec, ident, ckpt, pipeline, dataset_input=dataset_input)
+        if rec.new:
+            ckpt.record_run(state, owner, rec.run_id, ident.as_dict())
+        _log_start(req, rec, ident, pipeline, dataset_input=dataset_input)
         answered = _answer_pending(req, rec, pipeline, plan, pending, done, ckpt, t_start, on_question)
         summary = _finish(req, rec, plan, ident, ckpt, answered, n_done_before=len(done), pending=bool(pending),
                           t_start=t_start, index_build_s=index_build_s)
@@ -211,11 +214,10 @@ def _run_locked(req: RunRequest, plan: _Plan, ident: RunIdentity, ckpt: Checkpoi
     return summary
 
 
-def _log_start(req: RunRequest, rec: RunRecorder, ident: RunIdentity, ckpt: Checkpoint, pipeline: Any, *,
+def _log_start(req: RunRequest, rec: RunRecorder, ident: RunIdentity, pipeline: Any, *,
                dataset_input: tuple[list[QAPair], Path]) -> None:
     """A new run's params and dataset input; every session's tags and the prompt versions its LLM steps send."""
     if rec.new:
-        ckpt.save_state({"run_id": rec.run_id, "identity": ident.as_dict()})
         rec.log_run_params({"graph": req.graph, "dataset": req.dataset, "config_hash": req.config_hash,
                             "limit": ident.limit, "run_identity": ident.run_id})
         rec.best_effort("logging the dataset input", rec.log_dataset_input, dataset_input[0], dataset_input[1],

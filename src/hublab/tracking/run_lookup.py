@@ -1,5 +1,5 @@
 """Look-ups of earlier runs in the MLflow store that other layers need as plain values (the LLM estimate's measured
-tokens per question, a trial run's parent): the tracking layer reads MLflow, ``hublab.llm`` never imports it."""
+tokens per question): the tracking layer reads MLflow, ``hublab.llm`` never imports it."""
 
 from __future__ import annotations
 
@@ -23,14 +23,3 @@ def measured_tokens(cfg: Any, graph: str, dataset: str, tracking_uri: str) -> fl
     except Exception:  # noqa: BLE001 - an unreachable or unreadable store: the thesis figure stands in
         return None
     return float(runs[0].data.metrics["llm_tokens"]) if runs else None
-
-
-def parent_of(tracking_uri: str, run_id: str) -> str | None:
-    """The parent run id of ``run_id`` (MLflow's ``mlflow.parentRunId`` tag); None for a top-level run or one this
-    store cannot read."""
-    try:
-        from mlflow import MlflowClient
-
-        return MlflowClient(tracking_uri).get_run(run_id).data.tags.get("mlflow.parentRunId")
-    except Exception:  # noqa: BLE001 - deleted, another store, unreachable
-        return None

@@ -2,10 +2,9 @@
 under the study's parent run. Models and graphs are shared across trials (resource cache), and runs
 are checkpointed per question, so an interrupted study loses at most the question in flight.
 
-The runner's checkpoint (and the MLflow run id in it) is keyed by the config, not by the study: the same
-config in a second study would resume the *first* study's run, i.e. log into a run nested under the other
-study's parent. :func:`_detach_foreign_run` makes such a trial start a new run under its own study's parent
-(the finished per-question results are still reused: same config, same answers)."""
+The runner's checkpoint is keyed by what determines the answers (the config, graph, questions); it keeps one
+MLflow run per owner (experiment, run name, parent run), so the same config in a second study reuses the answers
+under a run of its own study's parent, never the first study's run."""
 
 from __future__ import annotations
 
@@ -16,12 +15,11 @@ from typing import Any
 
 from hublab.config import Settings
 from hublab.evaluation import names
-from hublab.experiment.checkpoint import Checkpoint, RunLocked
+from hublab.experiment.checkpoint import RunLocked
 from hublab.experiment.question import record_position
 from hublab.experiment.request import RunRequest
 from hublab.experiment.runner import run_experiment
 from hublab.pipeline.config import PipelineConfig
-from hublab.tracking.run_lookup import parent_of
 from hublab.tuning.study import RECALL, TrialRequest
 
 #: Objectives a trial's retrieval records give without any generation metric (a study over only these skips them).
@@ -70,8 +68,6 @@ def runner_evaluator(graph: str, dataset: str, *, limit: int | None, experiment:
         cfg = PipelineConfig.from_dict(trial_config(req.config, wanted), source=f"trial {req.name}")
         run = study_run(cfg=cfg, run_name=req.name, parent_run_id=req.parent_run_id,
                         nested=req.parent_run_id is not None)
-        if req.parent_run_id is not None:
-            _detach_foreign_run(settings, run.config_hash, req.parent_run_id)
         on_question = None
         if req.report is not None and per_question:
             def on_question(done: int, total: int, partial: Callable[[], dict[str, float]],
@@ -131,22 +127,3 @@ def question_value(answer: dict[str, Any], objective: str) -> float | None:
     if value is None and objective == names.RUNTIME:
         value = answer.get("runtime")
     return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
-
-
-def _detach_foreign_run(settings: Settings, config_hash: str, parent_run_id: str) -> None:
-    """Forget the checkpoint's MLflow run when it belongs to another parent (another study, or a plain run).
-
-    Note: this knows the runner's checkpoint layout (outputs/runs/<config hash>/state.json); the runner
-    itself should start a new run when ``parent_run_id`` differs from the checkpointed run's parent.
-    """
-    directory = settings.root / "outputs" / "runs" / config_hash
-    if not (directory / "state.json").exists():
-        return
-    ckpt = Checkpoint(directory)
-    state = ckpt.state()
-    run_id = state.get("run_id")
-    if not run_id:
-        return
-    owner = parent_of(settings.tracking_uri(), run_id)  # None: a run that cannot be read is not ours either
-    if owner != parent_run_id:
-        ckpt.save_state({k: v for k, v in state.items() if k != "run_id"})

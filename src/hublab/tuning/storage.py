@@ -31,7 +31,13 @@ import optuna
 from optuna.storages import RDBStorage
 from optuna.trial import FrozenTrial, TrialState
 
-from hublab.dburl import CONNECT_TIMEOUT_S, SQLITE_TIMEOUT_S, connect_args, sqlite_file_problem  # noqa: F401
+from hublab.dburl import (  # noqa: F401
+    CONNECT_TIMEOUT_S,
+    SQLITE_TIMEOUT_S,
+    connect_args,
+    sqlite_file_problem,
+    sqlite_lock_problem,
+)
 from hublab.errors import InputError
 
 DEFAULT_HEARTBEAT_S = 30
@@ -55,6 +61,8 @@ class StudyStorage(RDBStorage):
         if path is not None and (problem := sqlite_file_problem(path)):
             raise InputError(f"the Optuna storage {path} {problem}: move it aside (its studies are lost unless you "
                              "have a copy) and rerun; a new storage starts empty", file=str(path), field="--storage")
+        if path is not None and path.is_file() and (locked := sqlite_lock_problem(path)):
+            raise InputError(f"the Optuna storage {path} {locked}", file=str(path), field="--storage")
         engine_kwargs: dict[str, Any] = {"connect_args": connect_args(url)}
         # workers starting together on a new database race creating Optuna's tables (on PostgreSQL the loser died
         # with "duplicate key ... alembic_version"): the schema is created under a lock shared by all workers

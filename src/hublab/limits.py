@@ -1,0 +1,50 @@
+"""The process's resource limits, checked when a command starts. Under ``ulimit -f`` a write past the limit cut
+the MLflow database mid-page (a damaged store every later run refused); under a low ``ulimit -n`` MLflow, Milvus
+Lite and the model loaders failed in turn with tracebacks. A soft limit below what HubLab needs is raised (up to
+the hard limit, as any process may); one the hard limit keeps too low is one line before any work."""
+
+from __future__ import annotations
+
+import resource
+
+#: MLflow's store and its threads, Milvus Lite's segment files and gRPC sockets, model and graph files
+MIN_OPEN_FILES = 256
+WANT_OPEN_FILES = 4096
+#: larger than any file HubLab writes (the MLflow database of a busy project is about 1 GB)
+MIN_FILE_SIZE = 8 << 30
+
+
+def _size(n: int) -> str:
+    return f"{n / (1 << 30):.1f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.1f} MiB" if n >= 1 << 20 else \
+        f"{n >> 10} KiB"
+
+
+def _raise_soft(kind: int, want: int) -> int:
+    """The soft limit raised towards ``want`` (never past the hard limit); the limit in force afterwards."""
+    soft, hard = resource.getrlimit(kind)
+    inf = resource.RLIM_INFINITY
+    target = want if hard == inf else min(want, hard) if want != inf else hard
+    if soft != inf and (target == inf or soft < target):
+        try:
+            resource.setrlimit(kind, (target, hard))
+            return target
+        except (ValueError, OSError):
+            return soft
+    return soft
+
+
+def limit_problems() -> list[str]:
+    """Raise the open-file and file-size soft limits where they are too low; one line per limit still too low."""
+    inf = resource.RLIM_INFINITY
+    problems = []
+    files = _raise_soft(resource.RLIMIT_NOFILE, WANT_OPEN_FILES)
+    if files != inf and files < MIN_OPEN_FILES:
+        problems.append(f"the open-file limit (ulimit -n) is {files} and the hard limit allows no more: HubLab needs "
+                        f"at least {MIN_OPEN_FILES} (MLflow's store, Milvus Lite's files and sockets, the models); "
+                        "raise it (ulimit -n 4096) and rerun")
+    size = _raise_soft(resource.RLIMIT_FSIZE, inf)
+    if size != inf and size < MIN_FILE_SIZE:
+        problems.append(f"the file-size limit (ulimit -f) is {_size(size)} and the hard limit allows no more: a "
+                        "write past it cuts HubLab's stores (the MLflow database, an index) mid-write and damages "
+                        f"them; run with ulimit -f unlimited (or at least {_size(MIN_FILE_SIZE)})")
+    return problems
