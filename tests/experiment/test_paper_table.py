@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hublab.experiment.comparison import tables
+from hublab.reports import tables
 from hublab.experiment.comparison.display import display_name, p_text
 from hublab.experiment.comparison.statistics import difference, holm
 

@@ -21,6 +21,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("evaluation",),  # metrics, thesis tables
     ("retrievers",),  # methods over the interfaces
     ("pipeline",),  # pipeline config, resources, optional pipes
+    ("reports",),  # the one table writer and the one thesis lookup of every report
     ("tracking",),  # MLflow logging, called by the runs
     ("experiment", "training", "preflight", "preflight_values", "mlflow_eval"),  # runs: RunRequest, runner, …
     ("tuning",),  # studies over runs

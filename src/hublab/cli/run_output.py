@@ -127,5 +127,7 @@ def run_estimate(req):
     if uses_llm and tracking_problem(st.root) is None:
         bound_tracking_retries()
         measured = measured_tokens(cfg, req.graph, req.dataset, req.tracking_uri)
-    return estimate(cfg, min(n, req.limit) if req.limit else n, thesis_dir=st.path("thesis_results"),
+    from hublab.reports.thesis import tokens_per_question
+
+    return estimate(cfg, min(n, req.limit) if req.limit else n, thesis_tokens=tokens_per_question(st),
                     measured=measured)

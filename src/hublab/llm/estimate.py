@@ -9,9 +9,7 @@ upper bound. Prices come from :mod:`hublab.llm.pricing` (0 for local endpoints u
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from hublab.llm.pricing import price_for
@@ -29,14 +27,6 @@ def thesis_row(cfg: Any) -> str | None:
         return "HubLink (Fast)" if int(p.get("number_of_hubs", 30)) <= 10 else "HubLink (Direct)"
     return THESIS_ROW.get(cfg.retriever_type)
 
-
-def thesis_tokens(thesis_dir: Path) -> dict[str, float]:
-    """LLM tokens per question of each configuration in the thesis's final comparison (GV1)."""
-    path = Path(thesis_dir) / "final_comparison_gv1.csv"
-    if not path.exists():
-        return {}
-    with path.open(newline="", encoding="utf-8") as fh:
-        return {r["Config"]: float(r["llm_tokens"]) for r in csv.DictReader(fh) if r.get("llm_tokens")}
 
 
 @dataclass(frozen=True)
@@ -70,10 +60,12 @@ class Estimate:
                 "counted in advance (the thesis reports tokens only)")
 
 
-def estimate(cfg: Any, n_questions: int, *, thesis_dir: Path, measured: float | None = None) -> Estimate:
+def estimate(cfg: Any, n_questions: int, *, thesis_tokens: dict[str, float],
+             measured: float | None = None) -> Estimate:
     """The run's estimate: its own measurement (``measured``: tokens per question of this configuration's last
     run, looked up by the caller in the tracking store: :func:`hublab.tracking.run_lookup.measured_tokens`), else the
-    thesis's."""
+    thesis's (``thesis_tokens``: per configuration of the final comparison, from
+    :func:`hublab.reports.thesis.tokens_per_question`)."""
     from hublab.llm.endpoints import llm_endpoints
 
     eps = llm_endpoints(cfg)
@@ -88,6 +80,6 @@ def estimate(cfg: Any, n_questions: int, *, thesis_dir: Path, measured: float | 
     if measured is not None:
         return Estimate(n_questions, measured, "this configuration's last run", model, price)
     row = thesis_row(cfg)
-    per_q = thesis_tokens(thesis_dir).get(row) if row else None
+    per_q = thesis_tokens.get(row) if row else None
     source = f"thesis, {row} on GV1" if per_q is not None else f"the thesis has no figure for {cfg.retriever_type}"
     return Estimate(n_questions, per_q, source, model, price)

@@ -12,9 +12,9 @@ import yaml
 
 from hublab.atomic import write_text_atomic
 from hublab.config import Settings
-from hublab.evaluation import names, thesis_tables
+from hublab.evaluation import names
 from hublab.pipeline.config import PipelineConfig, flatten
-from hublab.retrievers.registry import available, get_retriever_class
+from hublab.reports.thesis import run_reference
 
 PLOT_METRICS = (names.RECALL, names.PRECISION, names.F1, names.HITS_AT_10, names.MAP_AT_10)
 
@@ -108,11 +108,8 @@ def mark_table(artifact_file: str) -> None:
 
 def thesis_reference(cfg: PipelineConfig, graph: str, settings: Settings) -> dict[str, float]:
     """The thesis's numbers (graph_variants.csv) for this retriever on this graph variant, where the thesis reports
-    them; a dataset name stands for its graph (``reduced_gv1`` → GV1)."""
-    name = get_retriever_class(cfg.retriever_type).thesis_name if cfg.retriever_type in available() else None
-    if not name:
-        return {}
-    return thesis_tables.on_graph(settings.path("thesis_results"), settings.graph_for_dataset(graph)).get(name, {})
+    them (:func:`hublab.reports.thesis.run_reference`)."""
+    return run_reference(settings, cfg.retriever_type, graph)
 
 
 def _plots(out: Path, metrics: dict[str, float], slices: dict[str, dict[str, dict[str, float]]],

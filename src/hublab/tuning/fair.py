@@ -28,6 +28,7 @@ from hublab.atomic import write_text_atomic
 from hublab.config import Settings
 from hublab.errors import InputError
 from hublab.evaluation import names
+from hublab.reports.tables import Column, markdown_table
 
 DEFAULT_TRIALS = 40
 DEFAULT_SEED = 0
@@ -413,15 +414,24 @@ def _fmt(v: float | None) -> str:
     return "–" if v is None else f"{v:.4f}"
 
 
+def _chosen(o: MethodOutcome) -> str:
+    return ", ".join(f"{k.rsplit('.', 1)[-1]}={_shown(v)}" for k, v in sorted(o.best_params.items())) or (
+        "flat study: every trial scored the same" if o.flat else "default kept (no trial scored higher)")
+
+
+#: one row per method: default and best objective on the tuning set, the chosen values
+COLUMNS = (
+    Column("method", lambda o: o.plan.method),
+    Column("study", lambda o: o.study),
+    Column("trials", lambda o: str(o.trials)),
+    Column(f"{OBJECTIVE} default", lambda o: _fmt(o.default_value)),
+    Column(f"{OBJECTIVE} tuned", lambda o: _fmt(o.best_value)),
+    Column("chosen", _chosen),
+)
+
+
 def markdown(outcomes: list[MethodOutcome]) -> str:
     """One line per method: default and best objective on the tuning set, the chosen values (floats to 4 decimals;
     the tuned file keeps them exact). Durations are the machine's, not the study's: they go to the benchmark
     (``reports/bench/tune_all.json``), so this committed table is the same on every machine."""
-    lines = [f"| method | study | trials | {OBJECTIVE} default | {OBJECTIVE} tuned | chosen |",
-             "|---|---|---|---|---|---|"]
-    for o in outcomes:
-        chosen = ", ".join(f"{k.rsplit('.', 1)[-1]}={_shown(v)}" for k, v in sorted(o.best_params.items())) or (
-            "flat study: every trial scored the same" if o.flat else "default kept (no trial scored higher)")
-        lines.append(f"| {o.plan.method} | {o.study} | {o.trials} | {_fmt(o.default_value)} | {_fmt(o.best_value)} "
-                     f"| {chosen} |")
-    return "\n".join(lines) + "\n"
+    return markdown_table(COLUMNS, outcomes) + "\n"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from hublab.atomic import atomic_path, write_text_atomic
 from hublab.evaluation import names
+from hublab.reports.tables import Column, markdown_table
 from hublab.tuning.study import StudyResult
 
 
@@ -18,13 +19,20 @@ def _fmt(v: float | None, pct: bool = False) -> str:
     return f"{v:+.1f}%" if pct else f"{v:.3f}"
 
 
+#: the thesis's OFAT table: one row per factor value (the base value starred), the chosen one ticked
+OFAT_COLUMNS = (
+    Column("Parameter", lambda r: str(r.factor)),
+    Column("Value", lambda r: json.dumps(r.value) + (" ★" if r.is_base else "")),
+    Column("Recall", lambda r: _fmt(r.recall)),
+    Column("Hits@10", lambda r: _fmt(r.hits)),
+    Column("ΔRecall", lambda r: _fmt(r.delta_recall_pct, True)),
+    Column("ΔHits@10", lambda r: _fmt(r.delta_hits_pct, True)),
+    Column("chosen", lambda r: "✔" if r.chosen else ""),
+)
+
+
 def ofat_markdown(res: StudyResult) -> str:
-    lines = ["| Parameter | Value | Recall | Hits@10 | ΔRecall | ΔHits@10 | chosen |",
-             "|---|---|---|---|---|---|---|"]
-    for r in res.table:
-        value = json.dumps(r.value) + (" ★" if r.is_base else "")
-        lines.append(f"| {r.factor} | {value} | {_fmt(r.recall)} | {_fmt(r.hits)} | "
-                     f"{_fmt(r.delta_recall_pct, True)} | {_fmt(r.delta_hits_pct, True)} | {'✔' if r.chosen else ''} |")
+    lines = [markdown_table(OFAT_COLUMNS, res.table)]
     if res.skipped_factors:
         lines.append("")
         lines.extend(f"- not run: {name} ({why})" for name, why in res.skipped_factors)

@@ -25,11 +25,11 @@ from hublab.atomic import write_text_atomic
 from hublab.config import ORKG_GRAPH, Settings
 from hublab.evaluation import names
 from hublab.evaluation.significance import ALPHA, TEST_NAME, bootstrap_ci, paired_p_value
-from hublab.experiment.comparison import tables
 from hublab.experiment.comparison.display import display_name, p_text
 from hublab.experiment.comparison.statistics import CORRECTION, difference, holm
-from hublab.experiment.comparison.thesis import Thesis
 from hublab.pipeline.config import PipelineConfig, load_pipeline
+from hublab.reports import tables
+from hublab.reports.thesis import Thesis
 from hublab.retrievers.registry import default_pipelines
 
 if TYPE_CHECKING:  # the tracking layer's MLflow imports load when a comparison is logged

@@ -15,8 +15,8 @@ from typing import Any
 
 from hublab.config import Settings
 from hublab.evaluation import names
-from hublab.experiment.comparison import tables
-from hublab.experiment.comparison.thesis import Thesis, label
+from hublab.reports import tables
+from hublab.reports.thesis import Thesis, label
 
 #: Metrics of the table, in order.
 # quality only: this table is committed, and seconds differ by machine (timings: docs/benchmarks.md)

@@ -10,9 +10,9 @@ from typing import Any
 
 from hublab.config import Settings
 from hublab.evaluation import names
-from hublab.experiment.comparison import tables
-from hublab.experiment.comparison.thesis import SETTING, VARIANT_TABLE, Thesis, label
 from hublab.pipeline.config import PipelineConfig, load_pipeline
+from hublab.reports import tables
+from hublab.reports.thesis import SETTING, VARIANT_TABLE, Thesis, label
 from hublab.tracking.carbon import sustainability
 from hublab.tracking.comparison_runs import ChildRun, log_comparison_runs
 

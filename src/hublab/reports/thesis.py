@@ -1,4 +1,5 @@
-"""The thesis's number for one of our methods on one of our graphs: the one thesis lookup of the comparison reports.
+"""The thesis's number for one of our methods on one of our graphs: the one thesis lookup (the comparison reports,
+a run's ``thesis_reference.json``, the LLM cost estimate's tokens per question).
 
 Built on :mod:`hublab.evaluation.thesis_tables` (the parsed result tables) and the names the retrievers declare
 (``Retriever.thesis_name``, via :func:`hublab.retrievers.registry.thesis_names`). Our graph names map to the
@@ -58,3 +59,17 @@ class Thesis:
 def label(thesis_name: str, graph: str) -> str:
     """``HubLink (GV1)``: a thesis method on our graph's variant (the graph's own name where it has none)."""
     return f"{thesis_name} ({thesis_tables.variant(graph) or graph})"
+
+
+def run_reference(st: Settings, method: str, graph: str) -> dict[str, float]:
+    """What a run's artifacts quote beside its metrics: Table 10.5's numbers for ``method`` on ``graph``'s variant;
+    a dataset name stands for its graph (``reduced_gv1`` → GV1); ``{}`` where the thesis has none."""
+    return Thesis.load(st, variant_table_only=True).number(method, st.graph_for_dataset(graph))
+
+
+def tokens_per_question(st: Settings) -> dict[str, float]:
+    """LLM tokens per question of each configuration of the thesis's final comparison on GV1 (Table 10.8)."""
+    from hublab.evaluation import names
+
+    final = thesis_tables.final_comparison(st.path("thesis_results"))
+    return {config: m[names.LLM_TOKENS] for config, m in final.items() if names.LLM_TOKENS in m}
