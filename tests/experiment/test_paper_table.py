@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hublab.reports import tables
 from hublab.experiment.comparison.display import display_name, p_text
 from hublab.experiment.comparison.statistics import difference, holm
+from hublab.reports import tables
 
 
 def test_holm_adjusts_in_the_inputs_order_monotone_and_capped():

@@ -33,3 +33,22 @@ def test_metrics_show_is_one_row_per_evaluation_within_120_columns():
     record = json.loads((ROOT / "reports" / "train" / "training.json").read_text())
     assert {"steps", "val_loss_after", "mrr10_after"} <= set(record)
     assert not [k for k in record if k.endswith("_s")], record
+
+
+@pytest.mark.skipif(not DVC.exists(), reason="dvc not installed in .venv")
+def test_plots_show_opens_on_the_headline():
+    """`dvc plots show` renders the comparison chart, then MAP@10 of every method (held-out GV1, all of GV1, the
+    GV3 export) and Recall@10 of each evaluation, before any evaluation's slice charts (#44 item 4); each headline
+    chart has axis labels."""
+    res = subprocess.run([str(DVC), "plots", "show", "--json"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
+    plots = json.loads(res.stdout)["data"]
+    headline = ["reports/summary/methods.png", "reports/summary/methods_gv1_held_out.csv",
+                "reports/summary/methods_gv1_all.csv", "reports/summary/methods_gv3_orkg_all.csv",
+                "reports/evaluations/methods.csv"]
+    assert list(plots)[: len(headline)] == headline
+    assert any(p.startswith("reports/eval/") for p in list(plots)[len(headline):])
+    for path in headline[1:]:
+        encoding = plots[path][0]["content"]["encoding"]
+        assert encoding["x"]["title"] and encoding["y"]["title"], (path, encoding)
