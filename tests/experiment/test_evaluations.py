@@ -65,13 +65,18 @@ def test_dvc_compare_stage_names_its_plot_fields():
     from hublab.evaluation import names
     from hublab.experiment.comparison.evaluations import SHOWN
 
-    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
-    plot = stages["summary"]["plots"][0]["reports/evaluations/methods.csv"]
+    doc = yaml.safe_load((ROOT / "dvc.yaml").read_text())
+    stages = doc["stages"]
+    # the headline plots are top-level (shown first); each reads a file its stage writes as an output
+    top = {path: cfg for spec in doc["plots"] if isinstance(spec, dict) for path, cfg in spec.items()}
+    outs = {path for name in ("summary", "compare") for spec in stages[name]["outs"] for path in spec}
+    plot = top["reports/evaluations/methods.csv"]
     assert plot["x"] in SHOWN and names.is_valid(plot["x"]) and plot["y"] == "run"
     # the default-vs-tuned comparison's plots read the columns default_vs_tuned.plot_data writes; titles name the graph
-    for spec in stages["compare"]["plots"]:
-        ((path, cfg),) = spec.items()
-        assert path.startswith("reports/summary/methods_") and cfg["y"] == "method_config"
+    compare = {path: cfg for path, cfg in top.items() if path.startswith("reports/summary/methods_")}
+    assert len(compare) == 3 and set(top) <= outs
+    for cfg in compare.values():
+        assert cfg["y"] == "method_config"
         assert cfg["x"] == names.MAP_AT_10 and ("GV1" in cfg["title"] or "GV3" in cfg["title"])
     for spec in stages["evaluate"]["do"]["plots"]:
         (cfg,) = spec.values()

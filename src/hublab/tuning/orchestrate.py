@@ -40,6 +40,7 @@ from hublab.pipeline.config import load_pipeline
 from hublab.tracking.mlflow_log import setup as setup_experiment
 from hublab.tracking.study_runs import UID_TAG, ParentRun, StudyRuns
 from hublab.tuning import reuse
+from hublab.tuning.interrupts import quiet_interrupted_trials
 from hublab.tuning.report import write_outputs
 from hublab.tuning.runner_eval import runner_evaluator
 from hublab.tuning.space import (
@@ -238,6 +239,7 @@ def run_tune(req: TuneRequest, *, settings: Settings | None = None, evaluator: E
     exp_id = _setup_experiment(st.root, experiment)
     runs = StudyRuns(st.tracking_uri(), exp_id)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
+    quiet_interrupted_trials()  # a trial stopped by Ctrl-C/SIGTERM: the CLI's one line, no traceback
 
     recovered: list[bool] = []
     setup = parent_run_setup(runs, spec, {

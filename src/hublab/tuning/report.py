@@ -86,8 +86,11 @@ def _plots(res: StudyResult, out_dir: Path) -> list[Path]:
         plots.append(("parallel_coordinate.png",
                       lambda: ovm.plot_parallel_coordinate(res.study, target=target,
                                                            target_name=res.spec.objectives[0])))
+        # the parameters in a fixed order: given as a set, tied importances were drawn in the process's string-hash
+        # order, so the committed chart changed on every rerun
+        names = sorted({name for t in complete for name in t.params})
         plots.append(("param_importances.png",
-                      lambda: ovm.plot_param_importances(res.study, target=target,
+                      lambda: ovm.plot_param_importances(res.study, params=names, target=target,
                                                          target_name=res.spec.objectives[0])))
     if res.spec.mode == "nsga2" and complete and len(res.spec.objectives) in (2, 3):
         plots.append(("pareto_front.png", lambda: ovm.plot_pareto_front(res.study, target_names=res.spec.objectives)))
