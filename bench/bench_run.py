@@ -7,8 +7,9 @@ questions timed warm in one process through the run's own per-question code (iss
 1. **The command** (cold processes): ``hublab run PIPELINE --graph G --dataset D --limit N --no-resume --no-carbon
    --no-trace`` for each N, on the project's built index (``dvc repro`` or the quick start builds it). Per N: wall
    and CPU time of the process, **start-up** = the moment its first question's record reaches the run's checkpoint
-   minus that question's own runtime (imports, graph, embedder, store, MLflow: everything before the first
-   question), and the run's own mean per-question runtime. The **slope** between the two limits is the marginal
+   minus that question's own runtime and the MLflow run's opening, which comes between the two since issue #43
+   (``tracking_open_s``): imports, graph, embedder, store, everything before the first question starts; and the
+   run's own mean per-question runtime. The **slope** between the two limits is the marginal
    cost of a question in the command (each limit run ``--repeats`` times, the median run kept).
 2. **Warm, in-process**: the same pipeline built the way the run builds it (``build_pipeline``: same resources,
    same store class, same strategy selection), one warm-up question, then each question through
@@ -77,7 +78,8 @@ def time_command(pipeline: str, graph: str, dataset: str, limit: int) -> dict[st
     metrics = json.loads(out.read_text())
     return {"limit": limit, "wall_s": round(wall, 2),
             "cpu_s": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 2),
-            "startup_s": round(first_at - first_runtime, 2) if first_at is not None else float("nan"),
+            "startup_s": (round(first_at - first_runtime - float(metrics.get("tracking_open_s") or 0.0), 2)
+                          if first_at is not None else float("nan")),
             "run_mean_runtime_s": round(float(metrics.get("runtime", float("nan"))), 4)}
 
 

@@ -108,6 +108,14 @@ def test_llm_free_run_has_a_trace_per_question_a_dataset_input_and_tags(project:
         assert root.attributes["uid"] == p.uid
         assert "metric.recall_triples" in root.attributes
 
+    # the run opens after its first question (issue #43): that question's trace was kept as data and written into
+    # the run with its own times, which precede the run's start; every trace's spans lie within their root's times
+    first_root = roots[pairs[0].question][1]
+    assert first_root.start_time_ns < run.info.start_time * 1_000_000
+    assert out["metrics"]["tracking_open_s"] > 0
+    for t, root in roots.values():
+        assert all(root.start_time_ns <= s.start_time_ns <= s.end_time_ns <= root.end_time_ns for s in t.data.spans)
+
     # tags from the resolved pipeline config, no prompt versions (no LLM)
     tags = run.data.tags
     assert {k: tags[k] for k in ("graph", "dataset", "retriever", "llm", "embedder")} == {
@@ -227,3 +235,33 @@ def test_no_tracer_means_one_shared_no_op_span():
     assert not observability.enabled()
     a = observability.span("x", observability.RETRIEVER, inputs={"q": 1})
     assert a is observability.span("y") and not a.__enter__().recording
+
+
+def test_span_buffer_keeps_a_question_as_a_tree_with_its_times_and_worker_threads_under_the_owner():
+    """What ``hublab run`` keeps of its first question before MLflow is open (issue #43): the same nesting the
+    MLflow tracer gives (a worker thread's span under the innermost span of the question's thread), outputs,
+    token usage, an exception, and wall-clock times that contain their children's."""
+    import threading
+
+    from hublab import observability
+
+    buf = observability.SpanBuffer()
+    with observability.installed(buf):
+        with observability.span("question", inputs={"question": "q"}) as root:
+            with observability.span("retrieve", observability.RETRIEVER) as sp:
+                worker = threading.Thread(target=lambda: observability.span("partial", observability.LLM)
+                                          .__enter__().set_token_usage(7, 3))
+                worker.start()
+                worker.join()
+                sp.set_outputs(["t1", "t2"])
+            with pytest.raises(ValueError), observability.span("parse", observability.PARSER):
+                raise ValueError("bad json")
+            root.set_attributes({"uid": "u1"})
+    (tree,) = buf.take()
+    assert buf.take() == [] and not observability.enabled()
+    assert [c.name for c in tree.children] == ["retrieve", "parse"]
+    retrieve, parse = tree.children
+    assert [c.name for c in retrieve.children] == ["partial"] and retrieve.children[0].token_usage == (7, 3)
+    assert retrieve.outputs == ["t1", "t2"] and isinstance(parse.error, ValueError)
+    assert tree.inputs == {"question": "q"} and tree.attributes == {"uid": "u1"}
+    assert tree.start_ns <= retrieve.start_ns <= retrieve.end_ns <= parse.start_ns <= parse.end_ns <= tree.end_ns

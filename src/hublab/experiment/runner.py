@@ -14,10 +14,11 @@ What to run comes in one :class:`~hublab.experiment.request.RunRequest`; a quest
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from hublab import observability
 from hublab.datasets.catalog import check_golden_ids, is_dataset_file, load_dataset, resolve_statements
 from hublab.datasets.model import QAPair
 from hublab.errors import InputError
@@ -201,17 +203,56 @@ def _run_locked(req: RunRequest, plan: _Plan, ident: RunIdentity, ckpt: Checkpoi
     state = ckpt.state()
     desc = req.description(req.display_name(None if ident.full else ident.scope))
     owner = run_owner(desc.experiment, desc.run_name, desc.parent_run_id)
-    rec = RunRecorder.open(desc, Checkpoint.run_for(state, owner) if req.resume else None)
-    t_start = time.perf_counter()  # the run budget and the session's runtime start here, after MLflow's set-up
-    with rec.ending_on_error():
-        if rec.new:
-            ckpt.record_run(state, owner, rec.run_id, ident.as_dict())
-        _log_start(req, rec, ident, pipeline, dataset_input=dataset_input)
-        answered = _answer_pending(req, rec, pipeline, plan, pending, done, ckpt, t_start, on_question)
-        summary = _finish(req, rec, plan, ident, ckpt, answered, n_done_before=len(done), pending=bool(pending),
-                          t_start=t_start, index_build_s=index_build_s)
-    rec.end("FAILED" if summary.failed else "FINISHED")
+
+    def open_run() -> RunRecorder:
+        rec = RunRecorder.open(desc, Checkpoint.run_for(state, owner) if req.resume else None)
+        with rec.ending_on_error():
+            if rec.new:
+                ckpt.record_run(state, owner, rec.run_id, ident.as_dict())
+            _log_start(req, rec, ident, pipeline, dataset_input=dataset_input)
+        return rec
+
+    run = _DeferredRun(open_run)
+    with run.ending_on_error():
+        t_start = time.perf_counter()  # the run budget and the session's runtime start here (less MLflow's set-up)
+        if not pending:
+            run.get()
+        answered = _answer_pending(req, run, pipeline, plan, pending, done, ckpt, t_start, on_question)
+        summary = _finish(req, run.get(), plan, ident, ckpt, answered, n_done_before=len(done),
+                          pending=bool(pending), t_start=t_start + run.open_s, index_build_s=index_build_s,
+                          tracking_open_s=run.open_s if pending else None)
+    run.get().end("FAILED" if summary.failed else "FINISHED")
     return summary
+
+
+class _DeferredRun:
+    """The run's MLflow recorder, opened once a first question is answered (issue #43): MLflow's imports and its
+    store's schema check (~2 s on a 2-core machine) no longer stand between ``hublab run`` and its first question.
+    The opening is timed apart (``open_s``): never part of a question's runtime, the session's or the run budget.
+    A first question's trace is kept as data meanwhile (``observability.SpanBuffer``) and written into the run
+    after, with its own times; its checkpoint line follows, as every question's follows its stored trace."""
+
+    def __init__(self, open_run: Callable[[], RunRecorder]) -> None:
+        self._open_run = open_run
+        self.rec: RunRecorder | None = None
+        self.open_s = 0.0
+
+    def get(self) -> RunRecorder:
+        if self.rec is None:
+            t0 = time.perf_counter()
+            self.rec = self._open_run()
+            self.open_s = time.perf_counter() - t0
+        return self.rec
+
+    @contextlib.contextmanager
+    def ending_on_error(self) -> Iterator[None]:
+        """An exception ends the run, once it is open (KILLED on Ctrl-C, else FAILED), before it propagates."""
+        try:
+            yield
+        except BaseException as exc:
+            if self.rec is not None:
+                self.rec.end("KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED")
+            raise
 
 
 def _log_start(req: RunRequest, rec: RunRecorder, ident: RunIdentity, pipeline: Any, *,
@@ -231,34 +272,45 @@ def _log_start(req: RunRequest, rec: RunRecorder, ident: RunIdentity, pipeline: 
         rec.best_effort("registering the prompts", rec.register_prompts)
 
 
-def _answer_pending(req: RunRequest, rec: RunRecorder, pipeline: Any, plan: _Plan, pending: list[tuple[int, QAPair]],
-                    done: dict[str, dict[str, Any]], ckpt: Checkpoint, t_start: float,
-                    on_question: OnQuestion | None) -> _Answered:
-    """The questions not finished yet, in order, each checkpointed as it ends; stops when the run budget runs out
-    or ``on_question`` says so. Carbon is measured per question and for the whole session."""
+def _answer_pending(req: RunRequest, run: _DeferredRun, pipeline: Any, plan: _Plan,
+                    pending: list[tuple[int, QAPair]], done: dict[str, dict[str, Any]], ckpt: Checkpoint,
+                    t_start: float, on_question: OnQuestion | None) -> _Answered:
+    """The questions not finished yet, in order, each checkpointed as it ends (after its trace is stored); the MLflow
+    run opens after the first (``_DeferredRun``). Stops when the run budget runs out or ``on_question`` says so.
+    Carbon is measured per question and for the whole session."""
     pairs, limits = plan.pairs, plan.limits
     out = _Answered(dict(done))
     if pending:
         out.carbon = CarbonTracker(str(req.settings.section("tracking").get("country_iso_code", "DEU")),
                                    enabled=req.track_carbon, output_dir=str(ckpt.dir))
+    traced = req.trace and bool(pending)
+    buffer = observability.SpanBuffer() if traced else None
+    tracer = None
     try:
         # on stderr: stdout is the command's result (``--json``: a comparison's JSON was preceded by the bars)
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                       TimeRemainingColumn(), disable=not req.progress, console=Console(stderr=True)) as bar, \
-                rec.tracer(enabled=req.trace and bool(pending)) as tracer:
+                contextlib.ExitStack() as tracing:
+            if buffer is not None:
+                tracing.enter_context(observability.installed(buffer))
             task = bar.add_task(f"{req.cfg.name} on {req.dataset}", total=len(pairs),
                                 completed=len(pairs) - len(pending))
             run_budget = limits["run_timeout_s"]
             unsaved: list[dict[str, Any]] = []  # answered, checkpointed once their traces are stored
             try:
                 for i, p in pending:
-                    if run_budget is not None and time.perf_counter() - t_start > run_budget:
+                    if run_budget is not None and time.perf_counter() - t_start - run.open_s > run_budget:
                         out.budget_hit = True
                         break
                     answer = question.run_question(pipeline, out.carbon, i, p, plan.k, secrets=req.secrets,
                                                    question_timeout_s=limits["question_timeout_s"])
                     out.finished[answer["key"]] = answer
                     unsaved.append(answer)
+                    if run.rec is None:
+                        rec = run.get()
+                        if buffer is not None:
+                            tracer = tracing.enter_context(rec.tracer(enabled=True))
+                            tracer.replay(buffer.take())
                     stored = len(unsaved) - (tracer.unstored() if tracer is not None else 0)
                     unsaved = _checkpoint(ckpt, unsaved, max(0, stored))
                     bar.advance(task)
@@ -267,10 +319,10 @@ def _answer_pending(req: RunRequest, rec: RunRecorder, pipeline: Any, plan: _Pla
                                        lambda done=out.finished: aggregate_records(_in_order(pairs, done)), answer):
                             out.stopped = True
                             break
-            finally:  # also on Ctrl-C: every answer kept, after its trace
+            finally:  # also on Ctrl-C: every answer kept, after its trace (one only kept as data is lost with it)
                 if unsaved and tracer is not None:
                     tracer.persist()
-                _checkpoint(ckpt, unsaved, len(unsaved))
+                _checkpoint(ckpt, unsaved, len(unsaved) - (len(buffer.traces) if buffer is not None else 0))
     finally:
         if out.carbon is not None:
             out.session_carbon = out.carbon.close()
@@ -286,7 +338,7 @@ def _checkpoint(ckpt: Checkpoint, answers: list[dict[str, Any]], n: int) -> list
 
 def _finish(req: RunRequest, rec: RunRecorder, plan: _Plan, ident: RunIdentity, ckpt: Checkpoint,
             answered: _Answered, *, n_done_before: int, pending: bool, t_start: float,
-            index_build_s: float | None = None) -> RunSummary:
+            index_build_s: float | None = None, tracking_open_s: float | None = None) -> RunSummary:
     """Generation metrics, run metrics, slices, verdict and artifacts of the records so far, logged to the run."""
     pairs, finished, stopped = plan.pairs, answered.finished, answered.stopped
     records = _in_order(pairs, finished)
@@ -296,6 +348,8 @@ def _finish(req: RunRequest, rec: RunRecorder, plan: _Plan, ident: RunIdentity, 
     metrics = aggregate_records(records)
     if index_build_s is not None:
         metrics["index_build_s"] = index_build_s
+    if tracking_open_s is not None:  # opening the MLflow run after the first question (``_DeferredRun``)
+        metrics["tracking_open_s"] = tracking_open_s
     session = answered.session_carbon
     if session is not None and pending:
         # whole-session totals; per question = total / questions run in this session

@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import threading
 import time
 from collections.abc import Iterator
-from contextvars import ContextVar
 from typing import Any
 
 from hublab import observability
@@ -80,10 +78,7 @@ class MlflowTracer:
         self.experiment_id = experiment_id
         self.secrets = list(secrets or [])
         self.n_traces = 0
-        self._current: ContextVar[Any] = ContextVar(f"hublab_span_{id(self)}", default=None)
-        self._lock = threading.Lock()
-        self._owner: int | None = None  # thread that opened the current trace's root span
-        self._stack: list[Any] = []  # spans open in that thread, innermost last
+        self._nesting = observability.Nesting()
         self._warned = False
 
     def unstored(self) -> int:
@@ -118,64 +113,77 @@ class MlflowTracer:
     def clean(self, obj: Any) -> Any:
         return _clip(scrub_obj(obj, self.secrets))  # always: credential-shaped values are masked too
 
-    def _parent(self) -> Any:
-        parent = self._current.get()
-        if parent is not None:
-            return parent
-        with self._lock:  # a worker thread: under the innermost span of the question's thread
-            if self._stack and threading.get_ident() != self._owner:
-                return self._stack[-1]
-        return None
-
-    def _start(self, name: str, kind: str, inputs: Any, attributes: dict[str, Any] | None, parent: Any) -> Any:
+    def _start(self, name: str, kind: str, inputs: Any, attributes: dict[str, Any] | None, parent: Any,
+               start_time_ns: int | None = None) -> Any:
         import mlflow
         from mlflow.tracing.constant import TraceMetadataKey
 
-        kw: dict[str, Any] = {"span_type": kind, "attributes": self.clean(attributes or {})}
+        kw: dict[str, Any] = {"span_type": kind, "attributes": self.clean(attributes or {}),
+                              "start_time_ns": start_time_ns}
         if inputs is not None:
             kw["inputs"] = self.clean(inputs)
         if parent is not None:
             return mlflow.start_span_no_context(name, parent_span=parent, **kw)
-        return mlflow.start_span_no_context(name, experiment_id=self.experiment_id,
+        live = mlflow.start_span_no_context(name, experiment_id=self.experiment_id,
                                             metadata={TraceMetadataKey.SOURCE_RUN: self.run_id}, **kw)
+        self.n_traces += 1
+        return live
+
+    def _warn(self, exc: Exception) -> None:
+        if not self._warned:
+            self._warned = True
+            log.warning("MLflow tracing unavailable, continuing untraced: %s", exc)
 
     @contextlib.contextmanager
     def span(self, name: str, kind: str = observability.CHAIN, inputs: Any = None,
              attributes: dict[str, Any] | None = None) -> Iterator[Any]:
-        parent = self._parent()
+        parent = self._nesting.parent()
         try:
             live = self._start(name, kind, inputs, attributes, parent)
         except Exception as exc:  # noqa: BLE001 - tracing must never stop a run
-            if not self._warned:
-                self._warned = True
-                log.warning("MLflow tracing unavailable, continuing untraced: %s", exc)
+            self._warn(exc)
             yield observability.NO_SPAN
             return
-        me = threading.get_ident()
-        with self._lock:
-            if parent is None:
-                self._owner, self._stack = me, []
-                self.n_traces += 1
-            owned = me == self._owner
-            if owned:
-                self._stack.append(live)
-        token = self._current.set(live)
-        try:
-            yield _Span(live, self)
-        except BaseException as exc:
-            with contextlib.suppress(Exception):
-                live.record_exception(exc if isinstance(exc, Exception) else Exception(repr(exc)))
-            raise
-        finally:
-            self._current.reset(token)
-            if owned:
-                with self._lock:
-                    if self._stack and self._stack[-1] is live:
-                        self._stack.pop()
+        with self._nesting.entered(live, parent):
             try:
-                live.end()
-            except Exception as exc:  # noqa: BLE001
-                log.debug("could not end span %s: %s", name, exc)
+                yield _Span(live, self)
+            except BaseException as exc:
+                _record_exception(live, exc)
+                raise
+            finally:
+                try:
+                    live.end()
+                except Exception as exc:  # noqa: BLE001
+                    log.debug("could not end span %s: %s", name, exc)
+
+    def replay(self, traces: list[observability.RecordedSpan]) -> None:
+        """Traces kept as data before this run existed (``observability.SpanBuffer``), written into it with the
+        times they were recorded at."""
+        for root in traces:
+            try:
+                self._replay(root, None)
+            except Exception as exc:  # noqa: BLE001 - tracing must never stop a run
+                self._warn(exc)
+
+    def _replay(self, rec: observability.RecordedSpan, parent: Any) -> None:
+        live = self._start(rec.name, rec.kind, rec.inputs, rec.attributes, parent, start_time_ns=rec.start_ns)
+        try:
+            for child in rec.children:
+                self._replay(child, live)
+            span = _Span(live, self)
+            if rec.outputs is not None:
+                span.set_outputs(rec.outputs)
+            if rec.token_usage is not None:
+                span.set_token_usage(*rec.token_usage)
+            if rec.error is not None:
+                _record_exception(live, rec.error)
+        finally:
+            live.end(end_time_ns=rec.end_ns or None)
+
+
+def _record_exception(live: Any, exc: BaseException) -> None:
+    with contextlib.suppress(Exception):
+        live.record_exception(exc if isinstance(exc, Exception) else Exception(repr(exc)))
 
 
 def _batching() -> bool:
