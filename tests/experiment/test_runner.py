@@ -184,3 +184,25 @@ def test_a_renamed_copy_reuses_the_answers_in_a_run_of_its_own(project: Path):
     assert len(quality) > 5
     assert [renamed.metrics[k] for k in quality] == [first.metrics[k] for k in quality] == [
         elsewhere.metrics[k] for k in quality]
+
+
+def test_questions_run_on_a_settled_heap_that_is_released_after_the_run(project: Path):
+    """Issue #43: the command starts with few collections (``quick_start_gc``); once the pipeline is ready what
+    exists is frozen out of the collector's scans and the threshold is back; after the run it is collectable again
+    (a tuning process runs many)."""
+    import gc
+
+    from hublab.datasets.model import read_jsonl
+    from hublab.env import START_GC_THRESHOLD, quick_start_gc
+    from hublab.experiment.runner import run_experiment
+
+    pairs = read_jsonl(project / "data/kgqa/gv3_orkg.jsonl")
+    cfg = _fixed_cfg(project, {p.question: list(p.golden_triples) for p in pairs[:2]})
+    default = gc.get_threshold()
+    seen = []
+    quick_start_gc()
+    assert gc.get_threshold()[0] == START_GC_THRESHOLD
+    run_experiment(cfg, "gv3_orkg", "gv3_orkg", limit=2, track_carbon=False, progress=False,
+                   on_question=lambda *_: seen.append((gc.get_freeze_count(), gc.get_threshold())) and False)
+    assert len(seen) == 2 and all(frozen > 0 and threshold == default for frozen, threshold in seen)
+    assert gc.get_freeze_count() == 0 and gc.get_threshold() == default

@@ -9,8 +9,9 @@ import pkgutil
 import sys
 from typing import TextIO
 
-from hublab.env import apply_offline_defaults, quiet_cli
+from hublab.env import apply_offline_defaults, quick_start_gc, quiet_cli
 
+quick_start_gc()  # before the imports and the graph: few collections until the run settles (hublab.env)
 apply_offline_defaults()
 quiet_cli()  # library log noise off, once, before any heavy import (hublab.env.CLI_QUIET_DEFAULTS)
 

@@ -29,6 +29,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from hublab import observability
 from hublab.datasets.catalog import check_golden_ids, is_dataset_file, load_dataset, resolve_statements
 from hublab.datasets.model import QAPair
+from hublab.env import release_heap, settle_heap
 from hublab.errors import InputError
 from hublab.experiment import question
 from hublab.experiment.aggregate import aggregate_records, slice_metrics
@@ -145,6 +146,7 @@ def _run(req: RunRequest, on_question: OnQuestion | None) -> RunSummary:
     try:
         return _run_locked(req, plan, ident, Checkpoint(run_dir), on_question, (all_pairs, dataset_file))
     finally:
+        release_heap()
         if new_dir:  # while still holding the lock: nobody else can be using the folder
             _remove_if_only_lock(run_dir)
         lock.release()
@@ -198,6 +200,7 @@ def _run_locked(req: RunRequest, plan: _Plan, ident: RunIdentity, ckpt: Checkpoi
         t_index = time.perf_counter()
         pipeline.retriever.ensure_ready(progress=req.progress)
         index_build_s = time.perf_counter() - t_index
+        settle_heap()  # the graph, pipeline and index stay for the run: out of the collector's scans
     if not req.resume:
         ckpt.reset()
     state = ckpt.state()
