@@ -16,7 +16,8 @@ import yaml
 pytestmark = pytest.mark.slow  # hublab/dvc subprocesses across checkouts
 
 REPO = Path(__file__).resolve().parents[2]
-TIMING = ("runtime", "index_build_s", "emissions", "energy", "duration", "session_")  # wall-clock measurements
+# wall-clock measurements
+TIMING = ("runtime", "index_build_s", "tracking_open_s", "emissions", "energy", "duration", "session_")
 
 
 def _project(root: Path, shared: Path) -> Path:

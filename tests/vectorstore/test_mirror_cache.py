@@ -119,3 +119,25 @@ def test_a_query_answered_from_the_mirror_equals_milvus(project):
     assert mirrored == native and len(native) == sum(1 for i in range(N) if i % 40 in (1, 2))
     assert len(store.query("c", filter=flt, output_fields=fields, limit=7)) == 7
     store.close()
+
+
+def test_a_current_copy_answers_without_starting_the_lite_engine_and_an_older_copy_gains_its_metric(project):
+    """Issue #43: with every collection's copy current (and naming its metric) a run never starts the Lite engine
+    (pymilvus's imports and the engine's start were ~0.8 s before ``hublab run``'s first question on GV3). A copy
+    written before the metric was kept is read through Milvus once and saved again with it."""
+    path = project / "models" / "g__m" / "index.db"
+    store, vecs = _filled(path)
+    first = _search(store, vecs[:1])
+    store.close()
+    again = build_vector_store(None, path)
+    assert again.has_collection("c") and again.count("c") == N and _search(again, vecs[:1]) == first
+    assert again._client_obj is None  # no client, so no engine process for the file
+    again.close()
+    # the same copy without its metric (the format before): the engine answers once, and the copy is renewed
+    ids, matrix, fields, metric = mirror_cache.load(project / ".cache" / "mirrors", path, "c")
+    assert metric == "COSINE"
+    mirror_cache.save(project / ".cache" / "mirrors", path, "c", ids, matrix, fields)
+    older = build_vector_store(None, path)
+    assert older.has_collection("c") and older._client_obj is not None and _search(older, vecs[:1]) == first
+    older.close()
+    assert mirror_cache.load(project / ".cache" / "mirrors", path, "c")[3] == "COSINE"

@@ -7,6 +7,7 @@ Milvus Lite gotchas handled here: ``flush()`` after inserts (searches before it 
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from hublab.vectorstore.index_spec import IndexSpec
 from hublab.vectorstore.keyed_rows import KeyedRows
 from hublab.vectorstore.lite_damage import damaged_message
 from hublab.vectorstore.milvus_client import GRPC_OPTIONS as GRPC_OPTIONS  # noqa: F401 (re-exported)
-from hublab.vectorstore.milvus_client import _client, release_client, server_error
+from hublab.vectorstore.milvus_client import _client, check_lite_file, release_client, server_error
 from hublab.vectorstore.milvus_native import native_search
 
 #: Searches a caller may overlap on a server (``concurrent_searches``): HubLink's per-hub searches of one question
@@ -63,7 +64,12 @@ class MilvusVectorStore(VectorStore):
         self.uri = uri
         self.index = index or IndexSpec()
         self.timeout = None if uri.endswith(".db") else timeout_s
-        self.client = _client(uri, token, self.timeout)
+        self._token = token
+        # a Lite file's engine starts on first use: a run whose collections all come from valid mirror copies
+        # (mirror_cache) never starts it (~0.8 s of pymilvus imports and engine start-up before a first question)
+        if uri.endswith(".db"):
+            check_lite_file(uri)  # what the engine would refuse, said at once in one line
+        self._client_obj = None if uri.endswith(".db") else _client(uri, token, self.timeout)
         self._loaded: set[str] = set()
         self._metric: dict[str, str] = {}
         self.local_file = uri.endswith(".db")
@@ -82,6 +88,13 @@ class MilvusVectorStore(VectorStore):
         self._keyed = None if self.lite else KeyedRows(self)
         #: where a Lite file's mirrors are kept between processes (:mod:`hublab.vectorstore.mirror_cache`)
         self.mirror_cache_dir = Path(mirror_cache_dir) if mirror_cache_dir is not None and self.local_file else None
+
+    @property
+    def client(self):
+        """The pymilvus client (for a Lite file: its engine started now, on first use)."""
+        if self._client_obj is None:
+            self._client_obj = _client(self.uri, self._token, self.timeout)
+        return self._client_obj
 
     # ---------------- size switch (exact mirror vs. native search) ----------------
     def mirrors(self, name: str) -> bool:
@@ -250,7 +263,7 @@ class MilvusVectorStore(VectorStore):
             raise server_error(self.uri, exc, doing) from None
 
     def has_collection(self, name: str) -> bool:
-        if self.local_file and name in self._mirrors:
+        if self.local_file and (name in self._mirrors or self._cached_mirror(name)):
             return True  # a Lite file has one process, this one: only our own drop_collection removes it
         return bool(self._server_call(self.client.has_collection, name, timeout=self.timeout,
                                       doing=f"looking up collection {name}"))
@@ -275,12 +288,10 @@ class MilvusVectorStore(VectorStore):
             import logging
 
             logging.getLogger("pymilvus").setLevel(logging.ERROR)  # mvccTs notice of Milvus Lite iterators
+            if self._cached_mirror(name):
+                return self._mirrors[name]
             seed = self._seed.pop(name, None) if self.local_file else None
-            cached = (mirror_cache.load(self.mirror_cache_dir, Path(self.uri), name)
-                      if self.mirror_cache_dir is not None and seed is None else None)
-            if cached is not None:
-                mirror = Mirror.from_arrays(*cached)
-            elif seed is not None and seed[0]:
+            if seed is not None and seed[0]:
                 ids = np.concatenate(seed[0]).astype(np.int64)
                 order = np.argsort(ids, kind="stable")  # primary-key order, as the query iterator returns rows
                 mirror = Mirror.from_arrays(ids[order], np.vstack(seed[1])[order],
@@ -290,11 +301,29 @@ class MilvusVectorStore(VectorStore):
             else:
                 mirror = Mirror(self._read_rows(name))
                 if self.mirror_cache_dir is not None:
+                    self._metric_of(name)
                     mirror_cache.save(self.mirror_cache_dir, Path(self.uri), name, mirror.ids, mirror.matrix,
-                                      mirror.fields)
+                                      mirror.fields, self._metric.get(name))
             self._mirrors[name] = mirror
             self._mirror_rows[name] = len(mirror.ids)
         return self._mirrors[name]
+
+    def _cached_mirror(self, name: str) -> bool:
+        """Whether ``name``'s mirror now comes from its copy in ``mirror_cache_dir`` (valid for the collection's
+        current files and naming its metric: nothing then needs the Lite engine); not for a collection this process
+        is writing."""
+        if self.mirror_cache_dir is None or name in self._seed:
+            return False
+        cached = mirror_cache.load(self.mirror_cache_dir, Path(self.uri), name)
+        if cached is None or cached[3] is None:
+            return False
+        from hublab.vectorstore.exact import Mirror
+
+        ids, matrix, fields, metric = cached
+        self._mirrors[name] = Mirror.from_arrays(ids, matrix, fields)
+        self._mirror_rows[name] = len(ids)
+        self._metric.setdefault(name, metric)
+        return True
 
     def _read_rows(self, name: str) -> list[dict[str, Any]]:
         """Every row of ``name`` through the query iterator, vectors as float32 arrays (``strict_float32``: one
@@ -467,6 +496,8 @@ class MilvusVectorStore(VectorStore):
         self._seed.pop(name, None)  # the inserted rows are no longer the collection's
 
     def count(self, name: str) -> int:
+        if self.local_file and name in self._mirrors:  # a Lite file's mirror is its collection (dropped on change)
+            return self._mirror_rows[name]
         self._ensure_loaded(name)
         res = self._server_call(self.client.query, name, filter="", output_fields=["count(*)"],
                                 timeout=self.timeout, doing=f"counting {name}", **self._read_level())
@@ -480,15 +511,16 @@ class MilvusVectorStore(VectorStore):
         if not self.local_file:
             return
         release_client(self.uri)
-        from milvus_lite import server_manager_instance
+        if "milvus_lite" in sys.modules:  # else no engine was started in this process
+            from milvus_lite import server_manager_instance
 
-        server_manager_instance.release_server(self.uri)
+            server_manager_instance.release_server(self.uri)
         # the files are final now: a copy stamped earlier could miss the engine's last compaction (a flaky cache
         # miss under load, read back through gRPC in the next process)
         for name, mirror in sorted(self._save_on_close.items()):
             if self.mirror_cache_dir is not None:
                 mirror_cache.save(self.mirror_cache_dir, Path(self.uri), name, mirror.ids, mirror.matrix,
-                                  mirror.fields)
+                                  mirror.fields, self._metric.get(name))
         self._save_on_close.clear()
         self._mirrors.clear()
         self._loaded.clear()

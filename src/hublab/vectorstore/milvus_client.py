@@ -136,6 +136,16 @@ def _client(uri: str, token: str | None, timeout: float | None = None):
         return _CLIENTS[key]
 
 
+def check_lite_file(uri: str) -> None:
+    """A Lite file's own checks, without its engine: damaged (one line naming the file and how to rebuild it), or
+    locked by another process (one line naming it). Nothing to check where this process has the file open."""
+    with _CLIENTS_LOCK:
+        if uri in _CLIENTS:
+            return
+    _check_lite_damage(uri)
+    _check_lite_lock(uri)
+
+
 def _check_lite_damage(uri: str) -> None:
     """A damaged Lite index is one line naming the damaged file and how to rebuild it (``lite_damage``)."""
     db = Path(uri)

@@ -45,8 +45,12 @@ def _file(cache_dir: Path, db: Path, name: str) -> Path:
     return cache_dir / f"{key}.npz"
 
 
-def load(cache_dir: Path, db: Path, name: str) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]] | None:
-    """(ids, float32 matrix, fields per row) when a copy with the collection's current stamp exists, else None."""
+Copy = tuple[np.ndarray, np.ndarray, list[dict[str, Any]], str | None]
+
+
+def load(cache_dir: Path, db: Path, name: str) -> Copy | None:
+    """(ids, float32 matrix, fields per row, the collection's metric or None where the copy predates it) when a copy
+    with the collection's current stamp exists, else None."""
     path = _file(cache_dir, db, name)
     if not path.is_file():
         return None
@@ -56,17 +60,19 @@ def load(cache_dir: Path, db: Path, name: str) -> tuple[np.ndarray, np.ndarray, 
                 return None
             ids, matrix = z["ids"], z["matrix"]
             fields = json.loads(z["fields"].tobytes().decode("utf-8"))
+            metric = str(z["metric"]) if "metric" in z.files else ""
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):  # truncated or foreign: read from Milvus
         return None
     if len(fields) != len(ids) or len(matrix) != len(ids):
         return None
-    return ids, matrix, fields
+    return ids, matrix, fields, metric or None
 
 
 def save(cache_dir: Path, db: Path, name: str, ids: np.ndarray, matrix: np.ndarray,
-         fields: list[dict[str, Any]]) -> None:
+         fields: list[dict[str, Any]], metric: str | None = None) -> None:
     """Write the copy atomically (temp file + rename: a reader never sees half a file); best effort — a read-only
-    or full disk leaves the run as it was, reading through gRPC next time too."""
+    or full disk leaves the run as it was, reading through gRPC next time too. With the collection's ``metric`` a
+    run searches the copy without starting the Lite engine at all."""
     if len(ids) < MIN_ROWS:
         return
     try:
@@ -76,7 +82,8 @@ def save(cache_dir: Path, db: Path, name: str, ids: np.ndarray, matrix: np.ndarr
     try:
         with atomic_path(_file(cache_dir, db, name)) as tmp, tmp.open("wb") as f:
             np.savez(f, stamp=np.array(_stamp(db, name)), collection=np.array(name), ids=np.asarray(ids, np.int64),
-                     matrix=np.asarray(matrix, np.float32), fields=np.frombuffer(text.encode("utf-8"), np.uint8))
+                     matrix=np.asarray(matrix, np.float32), fields=np.frombuffer(text.encode("utf-8"), np.uint8),
+                     metric=np.array(metric or ""))
     except OSError:
         pass  # best effort: the next run reads through gRPC and tries again
 
