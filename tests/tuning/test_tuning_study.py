@@ -3,6 +3,8 @@ OFAT bookkeeping, resume, pruning and Pareto logic are checked exactly."""
 
 from __future__ import annotations
 
+import json
+
 import optuna
 import pytest
 
@@ -299,6 +301,16 @@ def test_a_trial_over_its_limit_is_infeasible_and_never_chosen(tmp_path):
     rows = {r["number"]: r for r in res.trials}
     slow = [r for r in rows.values() if r["state"] == "COMPLETE" and r["metrics"]["runtime"] > 2.5]
     assert slow and all(not r["feasible"] for r in slow)  # marked in the study's trials (trials.json)
+    from hublab.tuning.report import write_outputs
+
+    write_outputs(res, tmp_path / "out")  # trials.json is committed: no seconds in it, timings.json has them
+    committed = json.loads((tmp_path / "out/trials.json").read_text())
+    assert [r["feasible"] for r in committed] == [r["feasible"] for r in res.trials]
+    assert all(not any(k.endswith("_s") or k == "runtime" for k in r["metrics"]) for r in committed)
+    assert all("recall_triples" in r["metrics"] for r in committed if r["state"] == "COMPLETE")
+    timings = json.loads((tmp_path / "out/timings.json").read_text())
+    assert {int(n): t["runtime"] for n, t in timings.items()} == {
+        r["number"]: r["metrics"]["runtime"] for r in res.trials if "runtime" in r["metrics"]}
     assert res.best is not None and res.best["feasible"] and res.best["metrics"]["runtime"] <= 2.5
     unbounded = max(r["values"][0] for r in rows.values() if r["values"])
     assert res.best["values"][0] < unbounded  # a better but too slow trial existed and was passed over

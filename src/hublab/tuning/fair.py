@@ -20,7 +20,6 @@ import os
 import re
 import time
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -217,7 +216,7 @@ def write_tuned(plan: MethodPlan, best_params: dict[str, Any], meta: dict[str, A
             f"{meta['dataset']} at {meta['bound']} triples/question)", **data, "tuned": meta}
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / f"{plan.method}.yaml"
-    header = (f"# Written by `hublab tune-all` on {meta['date']}: do not edit by hand, rerun the study instead.\n"
+    header = ("# Written by `hublab tune-all`: do not edit by hand, rerun the study instead.\n"
               f"# Default: {meta['default_pipeline']}; tuned factors: {', '.join(plan.factors)}.\n")
     write_text_atomic(target, header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
     load_pipeline(target)  # the file must load as a pipeline (fails loudly here, not in the comparison)
@@ -368,12 +367,11 @@ def _tune_method(plan: MethodPlan, req: TuneAllRequest, st: Settings, evaluator:
             "sampler": f"TPE (seed {req.seed})", "n_trials": req.n_trials, "trials_finished": len(values),
             "objective": OBJECTIVE, "dataset": _rel(Path(req.dataset), st.root) if Path(req.dataset).is_file()
             else req.dataset, "graph": _graph_name(req, st), "bound": req.bound,
-            "date": datetime.now(UTC).isoformat(timespec="seconds"),
             "default_pipeline": _rel(plan.pipeline, st.root),
             "default_value": None if default is None else round(default, 4),
             "best_value": round(best_value, 4), "best_trial": int(best["number"]),
             "flat": len({round(v, 6) for v in values}) <= 1,
-            "mlflow_experiment": outcome.experiment, "mlflow_parent_run": outcome.parent_run_id,
+            "mlflow_experiment": outcome.experiment,
             "params": {k: v for k, v in sorted(best_params.items())}}
     target = write_tuned(plan, best_params, meta, out_dir)
     pruned = sum(1 for t in res.trials if t["number"] < req.n_trials and t["state"] == "PRUNED")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from hublab.atomic import atomic_path, write_text_atomic
 from hublab.evaluation import names
+from hublab.experiment.dvc_report import machine_dependent
 from hublab.reports.tables import Column, markdown_table
 from hublab.tuning.study import StudyResult
 
@@ -45,6 +46,22 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
+def split_trials(trials: list[dict]) -> tuple[list[dict], dict[str, dict[str, float]]]:
+    """The trials without what they measured of the machine (seconds, energy, emissions), and those figures by
+    trial number: ``trials.json`` is committed and must be the same on every machine that runs the same trials,
+    ``timings.json`` is git- and DVC-ignored (MLflow's trial runs and Optuna's trial durations hold them too)."""
+    kept: list[dict] = []
+    timings: dict[str, dict[str, float]] = {}
+    for t in trials:
+        metrics = t.get("metrics") or {}
+        kept.append({**t, "metrics": {k: v for k, v in metrics.items() if not machine_dependent(k)}}
+                    if "metrics" in t else dict(t))
+        measured = {k: v for k, v in metrics.items() if machine_dependent(k)}
+        if measured:
+            timings[str(t["number"])] = measured
+    return kept, timings
+
+
 def write_outputs(res: StudyResult, out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     paths: list[Path] = []
@@ -64,8 +81,11 @@ def write_outputs(res: StudyResult, out_dir: Path) -> list[Path]:
         else:
             (out_dir / "pending.json").unlink(missing_ok=True)
     if res.pareto:
-        paths.append(_write(out_dir / "pareto_front.json", json.dumps(res.pareto, indent=1, default=str)))
-    paths.append(_write(out_dir / "trials.json", json.dumps(res.trials, indent=1, default=str)))
+        front = split_trials(res.pareto)[0]  # its trials' timings are in timings.json
+        paths.append(_write(out_dir / "pareto_front.json", json.dumps(front, indent=1, default=str)))
+    trials, timings = split_trials(res.trials)
+    paths.append(_write(out_dir / "trials.json", json.dumps(trials, indent=1, default=str)))
+    paths.append(_write(out_dir / "timings.json", json.dumps(timings, indent=1, default=str)))
     paths.extend(_plots(res, out_dir))
     return paths
 
