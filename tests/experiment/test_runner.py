@@ -206,3 +206,42 @@ def test_questions_run_on_a_settled_heap_that_is_released_after_the_run(project:
                    on_question=lambda *_: seen.append((gc.get_freeze_count(), gc.get_threshold())) and False)
     assert len(seen) == 2 and all(frozen > 0 and threshold == default for frozen, threshold in seen)
     assert gc.get_freeze_count() == 0 and gc.get_threshold() == default
+
+
+def test_a_resumed_run_shows_its_questions_as_a_fresh_run_does(project: Path):
+    """Issue #42: a pruned tuning trial run again (the same configuration in a later study, or after a crash)
+    resumes its checkpoint. Its pruner must see the questions a fresh run shows it, in the same order with the same
+    counts and partial metrics; it saw only the new ones, in another order, so a forced rerun of tune_all pruned
+    other trials and chose other parameters than a fresh clone's."""
+    from hublab.datasets.model import read_jsonl
+    from hublab.experiment.runner import run_experiment
+
+    pairs = read_jsonl(project / "data/kgqa/gv3_orkg.jsonl")
+    cfg = _fixed_cfg(project, {p.question: list(p.golden_triples)[:i] for i, p in enumerate(pairs[:4])})
+
+    def watch(stop_at: int | None = None):
+        seen: list[tuple] = []
+
+        def on_question(done, total, partial, answer):
+            seen.append((done, total, answer["key"], round(partial()["recall_triples"], 6), answer["runtime"]))
+            return done == stop_at
+
+        return seen, on_question
+
+    def run(on_question, resume: bool):
+        return run_experiment(cfg, "gv3_orkg", "gv3_orkg", limit=4, track_carbon=False, progress=False,
+                              order_seed=3, resume=resume, on_question=on_question)
+
+    fresh, cb = watch()
+    run(cb, resume=False)
+    pruned, cb = watch(stop_at=2)
+    assert run(cb, resume=False).stopped
+    again, cb = watch(stop_at=2)  # run again: stopped where it was, nothing answered anew
+    assert run(cb, resume=True).stopped and again == pruned
+    resumed, cb = watch()
+    assert not run(cb, resume=True).stopped
+    assert [r[:4] for r in resumed] == [r[:4] for r in fresh]  # order, counts and partial metrics of a fresh run
+    assert resumed[:2] == pruned  # the two finished questions come from the checkpoint (their own runtimes)
+    from hublab.experiment.question import record_position
+
+    assert [record_position(r[2]) for r in fresh] == [3, 0, 2, 1]  # random.Random(3)'s order, not the dataset's

@@ -185,9 +185,11 @@ def _run_locked(req: RunRequest, plan: _Plan, ident: RunIdentity, ckpt: Checkpoi
     done = ckpt.load() if req.resume else {}
     # questions that ended in an error are retried on resume (an error is not a result)
     done = {key: r for key, r in done.items() if not r.get("error")}
-    pending = [(i, p) for i, p in enumerate(pairs) if question.record_key(i, p) not in done]
+    # the order of the whole run, whatever is done already: a resumed run goes through its questions as a fresh one
+    order = list(enumerate(pairs))
     if req.order_seed is not None:
-        random.Random(req.order_seed).shuffle(pending)
+        random.Random(req.order_seed).shuffle(order)
+    pending = [(i, p) for i, p in order if question.record_key(i, p) not in done]
     # 2. everything that can be refused by another process (Milvus Lite file lock) or by bad inputs, before
     #    MLflow and the checkpoint are touched
     pipeline = None
@@ -220,7 +222,7 @@ def _run_locked(req: RunRequest, plan: _Plan, ident: RunIdentity, ckpt: Checkpoi
         t_start = time.perf_counter()  # the run budget and the session's runtime start here (less MLflow's set-up)
         if not pending:
             run.get()
-        answered = _answer_pending(req, run, pipeline, plan, pending, done, ckpt, t_start, on_question)
+        answered = _answer_pending(req, run, pipeline, plan, order, done, ckpt, t_start, on_question)
         summary = _finish(req, run.get(), plan, ident, ckpt, answered, n_done_before=len(done),
                           pending=bool(pending), t_start=t_start + run.open_s, index_build_s=index_build_s,
                           tracking_open_s=run.open_s if pending else None)
@@ -276,13 +278,19 @@ def _log_start(req: RunRequest, rec: RunRecorder, ident: RunIdentity, pipeline: 
 
 
 def _answer_pending(req: RunRequest, run: _DeferredRun, pipeline: Any, plan: _Plan,
-                    pending: list[tuple[int, QAPair]], done: dict[str, dict[str, Any]], ckpt: Checkpoint,
+                    order: list[tuple[int, QAPair]], done: dict[str, dict[str, Any]], ckpt: Checkpoint,
                     t_start: float, on_question: OnQuestion | None) -> _Answered:
-    """The questions not finished yet, in order, each checkpointed as it ends (after its trace is stored); the MLflow
-    run opens after the first (``_DeferredRun``). Stops when the run budget runs out or ``on_question`` says so.
-    Carbon is measured per question and for the whole session."""
+    """The questions not finished yet, in ``order``, each checkpointed as it ends (after its trace is stored); the
+    MLflow run opens after the first (``_DeferredRun``). Stops when the run budget runs out or ``on_question`` says
+    so. Carbon is measured per question and for the whole session.
+
+    ``on_question`` sees every question in ``order``, a finished one (from the checkpoint) with its stored record,
+    as a fresh run would show it: a pruned trial run again (the same configuration in a later study, a rerun after
+    a crash) is pruned where it was, so a study's decisions never depend on what this machine had checkpointed."""
     pairs, limits = plan.pairs, plan.limits
+    pending = [(i, p) for i, p in order if question.record_key(i, p) not in done]
     out = _Answered(dict(done))
+    seen: dict[str, dict[str, Any]] = {}  # the questions of ``order`` gone through so far, finished or answered
     if pending:
         out.carbon = CarbonTracker(str(req.settings.section("tracking").get("country_iso_code", "DEU")),
                                    enabled=req.track_carbon, output_dir=str(ckpt.dir))
@@ -301,7 +309,15 @@ def _answer_pending(req: RunRequest, run: _DeferredRun, pipeline: Any, plan: _Pl
             run_budget = limits["run_timeout_s"]
             unsaved: list[dict[str, Any]] = []  # answered, checkpointed once their traces are stored
             try:
-                for i, p in pending:
+                for i, p in (order if on_question is not None else pending):
+                    key = question.record_key(i, p)
+                    if key in done:  # finished before: shown to on_question as it was answered, not answered again
+                        seen[key] = done[key]
+                        if on_question(len(seen), len(pairs),
+                                       lambda seen=seen: aggregate_records(_in_order(pairs, seen)), done[key]):
+                            out.stopped = True
+                            break
+                        continue
                     if run_budget is not None and time.perf_counter() - t_start - run.open_s > run_budget:
                         out.budget_hit = True
                         break
@@ -317,9 +333,10 @@ def _answer_pending(req: RunRequest, run: _DeferredRun, pipeline: Any, plan: _Pl
                     stored = len(unsaved) - (tracer.unstored() if tracer is not None else 0)
                     unsaved = _checkpoint(ckpt, unsaved, max(0, stored))
                     bar.advance(task)
+                    seen[answer["key"]] = answer
                     if on_question is not None:
-                        if on_question(len(out.finished), len(pairs),
-                                       lambda done=out.finished: aggregate_records(_in_order(pairs, done)), answer):
+                        if on_question(len(seen), len(pairs),
+                                       lambda seen=seen: aggregate_records(_in_order(pairs, seen)), answer):
                             out.stopped = True
                             break
             finally:  # also on Ctrl-C: every answer kept, after its trace (one only kept as data is lost with it)
