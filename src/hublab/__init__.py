@@ -1,17 +1,19 @@
 """HubLab: MLOps-tracked experimentation platform for LLM retrieval over research knowledge graphs.
 
-The Python API (:mod:`hublab.api`): ``load_pipeline``, ``run``, ``evaluate`` and the types they return. They are
-imported on first use, so ``import hublab`` stays instant and the command line loads only what a command needs."""
+The Python API (:mod:`hublab.api`): ``load_pipeline``, ``run``, ``evaluate``, ``compare`` and the types they
+return. They are imported on first use, so ``import hublab`` stays instant and the command line loads only what
+a command needs."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["LoadedPipeline", "RankedTriple", "RunResult", "__version__", "evaluate", "load_pipeline", "run"]
+__all__ = ["LoadedPipeline", "RankedTriple", "RunResult", "__version__", "compare", "evaluate", "load_pipeline",
+           "run"]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from hublab.api import LoadedPipeline, RankedTriple, RunResult, evaluate, load_pipeline, run
+    from hublab.api import LoadedPipeline, RankedTriple, RunResult, compare, evaluate, load_pipeline, run
 
 
 def __getattr__(name: str) -> Any:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["LoadedPipeline", "RankedTriple", "RunResult", "evaluate", "load_pipeline", "run"]
+__all__ = ["LoadedPipeline", "RankedTriple", "RunResult", "compare", "evaluate", "load_pipeline", "run"]
 
 
 @dataclass(frozen=True)
@@ -138,6 +138,44 @@ def run(name_or_path: str | Path, graph: str, dataset: str, *, limit: int | None
                      track_carbon=track_carbon, progress=progress, trace=True)
     s = run_experiment(req)
     return RunResult(dict(s.metrics), s.run_id, s.n_questions, list(s.per_question), s.failed, s.failure_reason)
+
+
+def compare(graph: str, dataset: str, *, hub_types: list[str] | None = None, n_trials: int = 20,
+            folds: int | None = None, selection: str | None = None, out: str | Path | None = None,
+            pipelines: list[str] | None = None, seed: int = 0, max_output_triples: int = 20,
+            root: str | Path | None = None, say: Any = None) -> Any:
+    """The fair comparison of every LLM-free method on a graph, as ``hublab compare`` runs it.
+
+    Args:
+        graph: a built-in graph, an RDF file or a SPARQL endpoint URL.
+        dataset: a built-in dataset or a .csv/.jsonl file of questions with golden triples.
+        hub_types: HubLink's hub type IRIs on this graph.
+        n_trials: TPE trials per method and fold (the same budget for every method).
+        folds: k of the cross-validation (None: 5 below 100 questions, else one seeded split; 1: one split).
+        selection: a dataset whose questions are the fixed selection set (every other one is reported).
+        out: the output folder (default ``reports/compare/<graph>``).
+        pipelines: LLM-free pipelines (names or paths; default every method).
+        seed: the split's and the studies' seed.
+        max_output_triples: the output bound every method is scored at.
+        root: the project folder (see the module's docstring).
+        say: a callable receiving one progress line per step (default: silent).
+
+    Returns:
+        :class:`hublab.tuning.graph_comparison.CompareOutcome`: ``split``, ``rows`` (with intervals and corrected
+        p-values), ``files`` written, ``experiment`` and ``mlflow_parent`` (the MLflow comparison run), ``failed``.
+
+    Raises:
+        hublab.errors.InputError: an input that cannot be used, before any work.
+    """
+    _quiet()
+    from hublab.tuning.graph_comparison import CompareRequest, compare_graph
+
+    st = _settings(root)
+    chosen = [st.pipeline_file(p) for p in pipelines] if pipelines else None
+    req = CompareRequest(str(graph), str(dataset), out_dir=Path(out) if out is not None else None, pipelines=chosen,
+                         hub_types=list(hub_types or []), n_trials=n_trials, seed=seed, folds=folds,
+                         selection=selection, bound=max_output_triples)
+    return compare_graph(req, settings=st, say=say or (lambda _line: None))
 
 
 def evaluate(retrieved: list[str], golden: list[str], *, k: int = 10) -> dict[str, float]:

@@ -83,13 +83,18 @@ class TuneAllRequest:
     #: ``wilcoxon``: a trial stops once a paired test over the questions answered so far shows it worse than the
     #: study's best (``hublab.tuning.study_open``); ``none``: every trial answers every question
     pruner: str = "wilcoxon"
+    #: also tune each pipeline's ``shape_space`` (the factors whose best value depends on the graph's shape): the
+    #: comparison on a user's graph does; the thesis's study on reduced GV1 keeps its own space
+    shape_space: bool = False
     outcomes: list[MethodOutcome] = field(default_factory=list)
 
 
-def study_name(plan: MethodPlan, dataset: str, graph: str | None = None, settings: Settings | None = None) -> str:
-    """``fair-<pipeline>-<questions>[-on-<graph>]``: also an MLflow experiment's name, so a dataset file is named by
-    its stem and content (a path is no name, and a changed file is a new study, never a resumed one), and a graph
-    other than the dataset's own by its source name (which carries the file's or endpoint's content hash)."""
+def study_name(plan: MethodPlan, dataset: str, graph: str | None = None, settings: Settings | None = None, *,
+               shape: bool = False) -> str:
+    """``fair-<pipeline>[-shape]-<questions>[-on-<graph>]``: also an MLflow experiment's name, so a dataset file is
+    named by its stem and content (a path is no name, and a changed file is a new study, never a resumed one), a
+    graph other than the dataset's own by its source name (which carries the file's or endpoint's content hash), and
+    a study over the wider space (``shape``) apart from one without it (a study never resumes another space)."""
     from hublab.datasets.catalog import is_dataset_file
 
     questions = dataset
@@ -97,7 +102,7 @@ def study_name(plan: MethodPlan, dataset: str, graph: str | None = None, setting
         path = Path(dataset)
         digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12] if path.is_file() else "missing"
         questions = f"{_slug(path.stem)}-{digest}"
-    name = f"{STUDY_PREFIX}-{plan.name}-{questions}"
+    name = f"{STUDY_PREFIX}-{plan.name}{'-shape' if shape else ''}-{questions}"
     if graph is not None and not _is_datasets_graph(graph, dataset, settings):
         from hublab.pipeline.resources import graph_source
 
@@ -122,8 +127,9 @@ def _is_datasets_graph(graph: str, dataset: str, settings: Settings | None) -> b
         return False
 
 
-def plan_methods(pipelines: list[Path], *, n_trials: int, bound: int) -> list[MethodPlan]:
-    """Load and check every pipeline and its search space; raise the first problem before any trial runs."""
+def plan_methods(pipelines: list[Path], *, n_trials: int, bound: int, shape: bool = False) -> list[MethodPlan]:
+    """Load and check every pipeline and its search space (with ``shape``, its ``shape_space`` too); raise the first
+    problem before any trial runs."""
     from hublab.pipeline.config import load_pipeline
     from hublab.retrievers.registry import get_retriever_class
     from hublab.tuning.space import applicable, check_space, get_path, set_path, space_from_pipeline
@@ -140,7 +146,8 @@ def plan_methods(pipelines: list[Path], *, n_trials: int, bound: int) -> list[Me
             raise InputError("not an LLM-free pipeline (llm.backend must be none for the equal-budget study)",
                              file=str(path), field="llm.backend")
         base = set_path(cfg.to_dict(), BOUND_PATH, bound)
-        space = applicable(space_from_pipeline(cfg.search_space, source=str(path)), base)
+        section = {**cfg.search_space, **(getattr(cfg, "shape_space", {}) if shape else {})}
+        space = applicable(space_from_pipeline(section, source=str(path)), base)
         check_space(space, base, source=str(path))
         overrides: dict[str, Any] = {BOUND_PATH: bound}
         declared = get_retriever_class(cfg.retriever_type).declared_params()
@@ -236,7 +243,7 @@ def tune_all(req: TuneAllRequest, *, settings: Settings | None = None, evaluator
     from hublab.config import settings as load_settings
 
     st = settings or load_settings()
-    plans = plan_methods(req.pipelines, n_trials=req.n_trials, bound=req.bound)
+    plans = plan_methods(req.pipelines, n_trials=req.n_trials, bound=req.bound, shape=req.shape_space)
     if req.pruner not in ("wilcoxon", "none"):
         raise InputError(f"unknown pruner {req.pruner!r}; expected wilcoxon or none", field="--pruner")
     if req.hub_types:
@@ -341,14 +348,14 @@ def _tune_method(plan: MethodPlan, req: TuneAllRequest, st: Settings, evaluator:
     reports = req.reports_dir or (st.root / "reports" / "tune" / STUDY_PREFIX)
     # the tuning graph's hub types are part of the default trial 0 runs and of the tuned file it writes
     plan = replace(plan, base_overrides={**plan.base_overrides, **_hub_type_overrides(plan, req, st)})
-    name = study_name(plan, req.dataset, req.graph, st)
+    name = study_name(plan, req.dataset, req.graph, st, shape=req.shape_space)
     t0 = time.perf_counter()
     outcome = run_tune(TuneRequest(
         pipeline=plan.pipeline, study=name, mode="tpe", dataset=req.dataset, graph=req.graph,
         storage=req.storage, n_trials=req.n_trials, objectives=[OBJECTIVE], limit=req.limit, seed=req.seed,
         carbon=False, output_dir=reports / plan.name, progress=req.progress, fresh=req.fresh,
         base_overrides=plan.base_overrides, enqueue_base=True, prune=req.pruner != "none",
-        trial_artifacts=False), settings=st,
+        trial_artifacts=False, shape_space=req.shape_space), settings=st,
         evaluator=evaluator)
     res = outcome.result
     # the study's own time (its trials' durations within the budget): a resumed study keeps what it cost

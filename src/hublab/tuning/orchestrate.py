@@ -91,6 +91,8 @@ class TuneRequest:
     # the MLflow experiment of the parent and trial runs (default ``tune-<study>``); a study keeps the parent run
     # of its first invocation, so name it on the first one
     experiment: str | None = None
+    #: the pipeline's ``shape_space`` factors join its ``search_space`` (a comparison on a user's graph)
+    shape_space: bool = False
 
 
 @dataclass
@@ -282,8 +284,9 @@ def _base_and_space(req: TuneRequest) -> tuple[dict[str, Any], Any]:
     base = cfg.to_dict()
     for path, value in req.base_overrides.items():
         base = set_path(base, path, value)
+    section = {**cfg.search_space, **(getattr(cfg, "shape_space", {}) if req.shape_space else {})}
     space = space_from_thesis_json(req.thesis_params) if req.thesis_params else space_from_pipeline(
-        cfg.search_space, source=str(req.pipeline))
+        section, source=str(req.pipeline))
     space = applicable(space, base)
     if not space.factors:
         raise InputError("no factors to study: add a search_space section or pass --thesis-params",

@@ -267,8 +267,9 @@ GROUP_TITLE = {("gv1", "all"): "GV1 (rebuilt), all questions",
                (ORKG_GRAPH, "all"): "GV3 (ORKG export), all questions"}
 
 
-def _title(graph: str, subset: str, n: int) -> str:
-    return GROUP_TITLE.get((graph, subset), f"{graph}, {subset}") + f" ({n})"
+def _title(graph: str, subset: str, n: int, titles: dict[tuple[str, str], str] | None = None) -> str:
+    """A table's heading: ``titles`` (a comparison on another graph names its own groups), else the thesis's."""
+    return {**GROUP_TITLE, **(titles or {})}.get((graph, subset), f"{graph}, {subset}") + f" ({n})"
 
 
 def _with_ci(metric: str) -> tables.Column:
@@ -310,6 +311,11 @@ TABLE = [tables.Column("method", lambda r: display_name(r.method)), tables.Colum
                        else f"{r.thesis_map:.3f}")]
 
 
+def _columns(rows: list[Row]) -> list[tables.Column]:
+    """The table's columns; the thesis column only where the thesis reports a number (never on a user's graph)."""
+    return TABLE if any(r.thesis_map is not None for r in rows) else TABLE[:-1]
+
+
 def caption(bound: int = BOUND) -> str:
     """What every table of the comparison shows, in words (the Markdown's preamble and each LaTeX caption)."""
     return (f"Every LLM-free method at most {bound} triples per question, with its default parameters and with the "
@@ -322,21 +328,25 @@ def caption(bound: int = BOUND) -> str:
             f"the best, or from the default) at {ALPHA} after the correction. Thesis MAP@10 (LLM): {THESIS_SYSTEM}.")
 
 
-def markdown(rows: list[Row], *, bound: int = BOUND) -> str:
-    """One table per graph and question set, best MAP@10 first."""
-    lines = [caption(bound), ""]
+def markdown(rows: list[Row], *, bound: int = BOUND, caption_text: str | None = None,
+             titles: dict[tuple[str, str], str] | None = None) -> str:
+    """One table per graph and question set, best MAP@10 first; ``caption_text`` and ``titles`` describe another
+    comparison than the thesis's (its split, its groups)."""
+    lines = [caption_text or caption(bound), ""]
     for (graph, subset), group in _groups(rows).items():
-        lines += [f"### {_title(graph, subset, group[0].n_questions)}", "",
-                  tables.markdown_table(TABLE, _order(group)), ""]
+        lines += [f"### {_title(graph, subset, group[0].n_questions, titles)}", "",
+                  tables.markdown_table(_columns(rows), _order(group)), ""]
     return "\n".join(lines)
 
 
-def latex(rows: list[Row], *, bound: int = BOUND) -> str:
+def latex(rows: list[Row], *, bound: int = BOUND, caption_text: str | None = None,
+          titles: dict[tuple[str, str], str] | None = None, note: str | None = None) -> str:
     """The same tables for a paper (booktabs; one ``table`` per graph and question set, the caption in each)."""
-    parts = [f"% {CSV_NOTE}", "% needs \\usepackage{booktabs}"]
+    parts = [f"% {note or CSV_NOTE}", "% needs \\usepackage{booktabs}"]
     for (graph, subset), group in _groups(rows).items():
-        title = _title(graph, subset, group[0].n_questions)
-        parts += ["", tables.latex_table(TABLE, _order(group), caption=f"{title}. {caption(bound)}",
+        title = _title(graph, subset, group[0].n_questions, titles)
+        parts += ["", tables.latex_table(_columns(rows), _order(group),
+                                         caption=f"{title}. {caption_text or caption(bound)}",
                                          label=f"tab:methods-{graph}-{subset}".replace("_", "-"))]
     return "\n".join(parts) + "\n"
 
@@ -359,7 +369,8 @@ def _axis_end(rows: list[Row]) -> float:
     return min(1.0, math.ceil(top * 20 + 0.2) / 20)
 
 
-def chart(rows: list[Row], out_dir: Path, *, bound: int = BOUND) -> list[Path]:
+def chart(rows: list[Row], out_dir: Path, *, bound: int = BOUND, titles: dict[tuple[str, str], str] | None = None,
+          suptitle: str | None = None) -> list[Path]:
     """One figure, one panel per graph and question set, every panel in the same method order: each method's
     default and tuned MAP@10 with its 95% interval, the thesis's (LLM) MAP@10 as a marker, and the values in a
     column of their own right of the axis (no marker ever covers one). PNG, SVG and PDF, offline and byte-stable."""
@@ -396,15 +407,20 @@ def chart(rows: list[Row], out_dir: Path, *, bound: int = BOUND) -> list[Path]:
         ax.set_yticks(list(y.values()), [f"{display_name(m)} ({c})" for m, c in y])
         ax.set_xlim(0, end)
         ax.set_xlabel(f"MAP@10 at ≤{bound} triples/question")
-        ax.set_title(_title(graph, subset, group[0].n_questions), fontsize=11)
+        ax.set_title(_title(graph, subset, group[0].n_questions, titles), fontsize=11)
         ax.grid(axis="x", alpha=0.3)
-    fig.legend(handles=[Patch(color=colors["default"], label="default"), Patch(color=colors["tuned"], label="tuned"),
-                        Line2D([], [], marker="D", color="#d62728", ls="",
-                               label="thesis MAP@10 (LLM system, o3-mini)")],
-               loc="lower center", ncol=3, frameon=False)
-    fig.suptitle("Every LLM-free method, default and tuned (same TPE budget on reduced GV1); bars: 95% bootstrap "
-                 "interval; ≈: not significantly below the best (Holm)", fontsize=11)
-    fig.tight_layout(rect=(0, 0.06, 1, 0.94), w_pad=3.0)
+    handles = [Patch(color=colors["default"], label="default"), Patch(color=colors["tuned"], label="tuned")]
+    if any(r.thesis_map is not None for r in rows):
+        handles.append(Line2D([], [], marker="D", color="#d62728", ls="", label="thesis MAP@10 (LLM system, o3-mini)"))
+    fig.legend(handles=handles, loc="lower center", ncol=3, frameon=False)
+    if suptitle:  # another comparison's title, wrapped to the figure's width (a single panel is narrow)
+        import textwrap
+
+        suptitle = textwrap.fill(suptitle, width=int(11 * 5.6 * len(groups)))
+    fig.suptitle(suptitle or "Every LLM-free method, default and tuned (same TPE budget on reduced GV1); bars: 95% "
+                 "bootstrap interval; ≈: not significantly below the best (Holm)", fontsize=11)
+    top = 0.94 if suptitle is None else 1 - 0.2 * (suptitle.count("\n") + 1) / fig.get_figheight()
+    fig.tight_layout(rect=(0, 0.06, 1, top), w_pad=3.0)
     paths = [out_dir / "methods.png", out_dir / "methods.svg", out_dir / "methods.pdf"]
     meta = {".png": None, ".svg": {"Date": None}, ".pdf": {"CreationDate": None, "ModDate": None}}
     for p in paths:

@@ -1,0 +1,121 @@
+"""`hublab compare`: the fair comparison on a user's own graph (examples/graphs/catalogue: a flat schema.org
+software catalogue in Turtle, questions with N-Triples golden triples), typed from the user's folder: the split is
+written and respected, every method is tuned per fold on the selection questions only, and the table, the chart
+and the MLflow comparison come out of the thesis comparison's code."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "graphs" / "catalogue"
+HUB = "https://schema.org/SoftwareApplication"
+
+
+@pytest.fixture()
+def mine(tmp_path: Path, monkeypatch) -> Path:
+    from conftest import share_embedding_cache
+
+    root = tmp_path / "project"
+    (root / "pipelines").mkdir(parents=True)
+    (root / "params.yaml").write_text((ROOT / "params.yaml").read_text())
+    for name in ("hublink_local", "bm25"):
+        (root / "pipelines" / f"{name}.yaml").write_text((ROOT / "pipelines" / f"{name}.yaml").read_text())
+    share_embedding_cache(root)
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    for f in EXAMPLE.iterdir():
+        if f.name.startswith(("graph.", "questions.")):
+            (folder / f.name).write_bytes(f.read_bytes())
+    monkeypatch.setenv("HUBLAB_ROOT", str(root))
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.chdir(folder)
+    return folder
+
+
+def _questions(folder: Path) -> str:
+    return next(p.name for p in folder.iterdir() if p.name.startswith("questions."))
+
+
+def _invoke(args: list[str]):
+    from typer.testing import CliRunner
+
+    from hublab.cli import app
+
+    return CliRunner().invoke(app, args)
+
+
+@pytest.mark.slow  # two methods x 3 folds x 2 trials with MiniLM and HubLink indices (about a minute): full tier
+def test_compare_on_a_users_graph_splits_tunes_per_fold_and_writes_every_format(mine: Path):
+    questions = _questions(mine)
+    res = _invoke(["compare", "--graph", "graph.ttl", "--dataset", questions, "--hub-type", HUB,
+                   "--pipelines", "bm25,hublink_local", "--n-trials", "2", "--folds", "3", "--out", "out",
+                   "--format", "latex"])
+    assert res.exit_code == 0, res.output
+    out = mine / "out"
+    # the expected cost comes first, then one line per method and study
+    assert res.output.index("Expected work") < res.output.index("fold 1/3 · bm25:")
+    assert "\\begin{table}" in res.output  # --format latex prints the LaTeX table
+
+    from hublab.config import settings
+    from hublab.datasets.catalog import load_dataset
+
+    uids = {p.uid for p in load_dataset(settings(), str(mine / questions))}
+    folds = json.loads((out / "split.json").read_text())
+    assert len(folds) == 3
+    for fold in folds:
+        assert not set(fold["select"]) & set(fold["report"])  # no uid both selected and reported
+        assert set(fold["select"]) | set(fold["report"]) == uids
+    assert sorted(u for f in folds for u in f["report"]) == sorted(uids)  # each question reported once
+
+    # each fold's studies saw only its selection questions
+    for i, fold in enumerate(folds, start=1):
+        selected = {json.loads(line)["uid"] for line in (out / "folds" / str(i) / "select.jsonl").open()}
+        assert selected == set(fold["select"])
+
+    rows = list(csv.DictReader((out / "methods.csv").open()))
+    for col in ("method", "variant", "map_at_10", "map_at_10_low", "map_at_10_high", "hits_at_10", "n_questions"):
+        assert col in rows[0], col
+    pooled = [r for r in rows if r["subset"] == "pooled"]
+    assert {(r["method"], r["variant"]) for r in pooled} == {(m, v) for m in ("bm25", "hublink")
+                                                             for v in ("default", "tuned")}
+    for r in pooled:
+        assert int(r["n_questions"]) == len(uids)
+        assert float(r["map_at_10_low"]) <= float(r["map_at_10"]) <= float(r["map_at_10_high"])
+    assert len([r for r in rows if r["subset"].startswith("fold")]) == 4 * 3  # per fold too
+    assert sum(r["best"] == "True" for r in pooled) == 1
+    for name in ("methods.md", "methods.tex", "methods.png", "methods.svg", "methods.pdf"):
+        assert (out / name).stat().st_size > 0, name
+    assert "cross-validation" in (out / "methods.md").read_text()
+
+    import mlflow
+
+    from hublab.config import settings as load_settings
+
+    mlflow.set_tracking_uri(load_settings().tracking_uri())
+    exp = mlflow.get_experiment_by_name(next(line.split("(experiment ")[1].rstrip(")")
+                                             for line in res.output.splitlines() if "(experiment " in line))
+    runs = mlflow.search_runs([exp.experiment_id], filter_string="tags.`hublab.role` = 'comparison'",
+                              output_format="list")
+    assert len(runs) == 1
+
+
+def test_an_output_folder_that_is_a_file_is_refused_before_any_work(mine: Path):
+    (mine / "taken").write_text("")
+    for cmd in (["compare"], ["report", "compare"]):  # the report's --graph form is the same command
+        res = _invoke([*cmd, "--graph", "graph.ttl", "--dataset", _questions(mine), "--hub-type", HUB,
+                       "--out", "taken"])
+        assert res.exit_code == 2, res.output
+        assert "taken" in res.output and "not a folder" in res.output
+        assert not (mine / "split.json").exists()
+
+
+def test_format_and_budget_are_checked_first(mine: Path):
+    res = _invoke(["compare", "--graph", "graph.ttl", "--dataset", _questions(mine), "--format", "docx"])
+    assert res.exit_code == 2 and "expected md, latex or csv" in res.output
+    res = _invoke(["compare", "--graph", "graph.ttl", "--dataset", _questions(mine), "--n-trials", "0"])
+    assert res.exit_code == 2
