@@ -200,3 +200,29 @@ def test_graph_check_prints_and_writes_the_diagnoses(tmp_path: Path, shared: Pat
     assert text.exit_code == 0, text.output
     assert "no node of type Paper" in text.output and "output_value_boost = 1.0 (HubLink)" in text.output
     assert f"measured with the candidate {ARTICLE}" in text.output
+
+
+def test_graph_check_measures_with_the_hub_types_the_graph_declares(tmp_path: Path, monkeypatch):
+    """A graph declared in params.yaml with its hub types is checked with them, as a run would use them."""
+    from typer.testing import CliRunner
+
+    from hublab.cli.app import app
+    from hublab.config import _load_params
+
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "catalogue.ttl").write_text(skos_catalogue())
+    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    params["user_graphs"] = {"graphs": {"catalogue": {"source": "catalogue.ttl", "hub_types": [ARTICLE]}}}
+    (root / "params.yaml").write_text(yaml.safe_dump(params))
+    monkeypatch.setenv("HUBLAB_ROOT", str(root))
+    monkeypatch.chdir(root)
+    _load_params.cache_clear()
+    try:
+        out = CliRunner().invoke(app, ["graph", "check", "catalogue", "--json"])
+    finally:
+        _load_params.cache_clear()
+    assert out.exit_code == 0, out.output
+    shape = json.loads(out.output)["orkg_shaped_defaults"]
+    assert shape["hub_types"] == shape["measured_with"] == [ARTICLE]
+    assert "hub_types" not in [f["parameter"] for f in shape["findings"]]
