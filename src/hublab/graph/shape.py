@@ -5,8 +5,8 @@ its answers are the literal or leaf values at the ends of that tree, the researc
 papers, no node has thousands of edges, node ids are short ORKG ids. On another graph some of these do not hold, and
 a default that relies on one quietly holds a method back (docs/your-graph.md, "Defaults that assume ORKG's shape").
 Each check here measures one assumption from the graph's structure alone (never from questions) and, where it fails,
-names the parameter, its default and the evidence. Everything is one or two passes over the triples, so a check of a
-few thousand triples adds milliseconds.
+names the parameter, its default and the evidence. Everything is a few passes over the triples (hub walks sampled and
+capped), about a tenth of a second on GV3.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from hublab.graph.base import PAPER_TYPE, KnowledgeGraph
-from hublab.graph.model import Triple
+from hublab.graph.model import Knowledge, Triple
 from hublab.graph.profile import suggested_hub_types, type_counts
 
 
@@ -41,7 +41,7 @@ SAMPLE_HUBS = 50
 #: a walk from one hub stops after this many triples (a hub reaching more is counted as reaching this many)
 WALK_CAP = 1000
 
-# When a default looks wrong: thresholds chosen so that the thesis's own graphs (GV1, the GV3 export) raise none.
+# When a default looks wrong: thresholds chosen so that the thesis's own graphs (GV1-GV4, the GV3 export) raise none.
 #: share of the hub triples ending in a shared node with triples of its own (a concept, an organisation)
 SHARED_OBJECT_SHARE = 0.15
 #: share of the graph's triples that no hub path reaches
@@ -201,7 +201,7 @@ def shape_report(kg: KnowledgeGraph, hub_types: list[str] | None = None, *,
     return report
 
 
-def _hub_findings(g: _Graph, hubs: set[str], hub_names: list[str], nodes: list[Any], d: ShapeDefaults,
+def _hub_findings(g: _Graph, hubs: set[str], hub_names: list[str], nodes: list[Knowledge], d: ShapeDefaults,
                   m: dict[str, Any], stand_in: str | None) -> list[ShapeFinding]:
     out: list[ShapeFinding] = []
     note = f" (measured with the candidate hub type {stand_in})" if stand_in else ""
@@ -273,7 +273,7 @@ def _hub_findings(g: _Graph, hubs: set[str], hub_names: list[str], nodes: list[A
     return out
 
 
-def _graph_findings(kg: KnowledgeGraph, g: _Graph, nodes: list[Any], d: ShapeDefaults,
+def _graph_findings(kg: KnowledgeGraph, g: _Graph, nodes: list[Knowledge], d: ShapeDefaults,
                     m: dict[str, Any]) -> list[ShapeFinding]:
     out: list[ShapeFinding] = []
     # max_neighbours: ORKG's busiest nodes (a research field, a venue) have a few hundred edges
