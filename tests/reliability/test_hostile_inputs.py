@@ -327,6 +327,10 @@ CASES: list[Case] = [
      lambda p: (_run(_yaml(p, OK_HEAD + "search_space: {retriever.params.numbr_of_hubs: [1, 2]}\n"), "--limit", "1"),
                 None),
      ["bad.yaml", "search_space.retriever.params.numbr_of_hubs", "unknown parameter"]),
+    ("values: run with a shape-space factor the method lacks",
+     lambda p: (_run(_yaml(p, OK_HEAD + "shape_space: {retriever.params.output_value_bost: [0, 1]}\n"), "--limit",
+                     "1"), None),
+     ["bad.yaml", "shape_space.retriever.params.output_value_bost", "unknown parameter"]),
     ("values: tune with device cuda:7", lambda p: (["tune", _yaml(p, (p / BM25).read_text()
                                                                  + "embedder: {device: 'cuda:7'}\n"), "--study", "s29",
                                                      "--mode", "tpe", "--n-trials", "1", "--limit", "1", "--dataset",

@@ -7,8 +7,21 @@ import json
 
 import typer
 
-from hublab.cli.app import GRAPH_HELP, graph_app
+from hublab.cli.app import GRAPH_HELP, HUB_TYPE, graph_app
 from hublab.cli.graph import load_any as _load
+
+
+def _hub_types(graph: str, given: list[str] | None) -> list[str]:
+    """``--hub-type`` (normalised), else the hub types the graph declares in params.yaml, else HubLink's default:
+    the hub types a run on this graph would use."""
+    from hublab.config import settings
+    from hublab.graph.shape import ShapeDefaults
+    from hublab.graph.vocabulary import normalise_type
+    from hublab.pipeline.resources import graph_source
+
+    if given:
+        return [normalise_type(h) for h in given]
+    return list(graph_source(graph, settings()).hub_types) or list(ShapeDefaults().hub_types)
 
 
 @graph_app.command("check")
@@ -16,18 +29,22 @@ def check_cmd(
     graph: str = typer.Argument(..., help=GRAPH_HELP),
     as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
     top: int = typer.Option(10, "--top", min=1, help="how many types to list"),
+    hub_type: list[str] | None = HUB_TYPE,
 ) -> None:
-    """One screen on a graph before a run: triples, entities, literals, label coverage, the types by count and the
-    hub types HubLink could use (--hub-type)."""
+    """One screen on a graph before a run: triples, entities, literals, label coverage, the types by count, the
+    hub types HubLink could use (--hub-type), and the defaults that assume ORKG's shape but look wrong here."""
     from hublab.graph.profile import profile
+    from hublab.graph.shape import shape_report
 
     kg = _load(graph)
     pr = profile(kg)
+    shape = shape_report(kg, _hub_types(graph, hub_type))
     if as_json:
         typer.echo(json.dumps({"triples": pr.triples, "entities": pr.entities, "literals": pr.literals,
                                "label_coverage": round(pr.label_coverage, 4),
                                "types": [vars(c) for c in pr.types[:top]],
-                               "suggested_hub_types": [c.name for c in pr.suggested]}, indent=2))
+                               "suggested_hub_types": [c.name for c in pr.suggested],
+                               "orkg_shaped_defaults": shape.as_dict()}, indent=2))
         return
     from rich.console import Console
     from rich.table import Table
@@ -53,6 +70,22 @@ def check_cmd(
     else:
         con.print("no type with at least two instances carrying structure: HubLink needs a hub type (--hub-type)",
                   highlight=False)
+    _print_shape(con, shape)
+
+
+def _print_shape(con, shape) -> None:
+    """The defaults that assume ORKG's shape and look wrong for this graph, one line each with the evidence."""
+    hubs = ", ".join(shape.hub_types)
+    if shape.measured_with != shape.hub_types:
+        hubs += f"; measured with the candidate {', '.join(shape.measured_with)}"
+    head = f"defaults that assume ORKG's shape (hub types {hubs}: {shape.hubs:,} hubs; docs/your-graph.md)"
+    if not shape.findings:
+        con.print(f"{head}: none looks wrong for this graph", highlight=False, markup=False, soft_wrap=True)
+        return
+    con.print(f"{head}: {len(shape.findings)} look(s) wrong for this graph", highlight=False, markup=False,
+              soft_wrap=True)
+    for f in shape.findings:
+        con.print(f"- {f.line()}", highlight=False, markup=False, soft_wrap=True)
 
 
 @graph_app.command("find")

@@ -23,7 +23,7 @@ from hublab.config import settings
 from hublab.errors import InputError
 from hublab.preflight import check_llm, check_run, llm_endpoints, print_warnings
 from hublab.progress import want_progress
-from hublab.tuning.space import applicable, check_space, space_from_pipeline
+from hublab.tuning.space import applicable, check_shape_space, check_space, space_from_pipeline
 
 #: ``hublab run --help``: what the run does first, and the minimal dataset format with three rows (docs/datasets.md)
 RUN_HELP = "\n".join([
@@ -131,11 +131,13 @@ def run_cmd(
 
 
 def check_search_space(cfg) -> None:
-    """A pipeline's ``search_space`` is checked by ``run`` as ``hublab tune`` checks it (a factor the method does not
-    have, a value its parameter types refuse), so a file that one command accepts the other does not refuse."""
-    if cfg is None or not cfg.search_space:
+    """A pipeline's ``search_space`` and ``shape_space`` are checked by ``run`` as ``hublab tune`` checks them (a
+    factor the method does not have, a value its parameter types refuse), so a file that one command accepts the
+    other does not refuse."""
+    if cfg is None or not (cfg.search_space or cfg.shape_space):
         return
     base = cfg.to_dict()
     space = applicable(space_from_pipeline(cfg.search_space, source=str(cfg.source)), base)
     if space.factors:
         check_space(space, base, source=str(cfg.source))
+    check_shape_space(cfg.search_space, cfg.shape_space, base, source=str(cfg.source))

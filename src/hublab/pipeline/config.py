@@ -21,7 +21,7 @@ from hublab.redact import SECRET_HINTS as SECRET_HINTS  # keys holding secrets: 
 from hublab.redact import looks_secret as looks_secret
 
 _TOP_KEYS = {"name", "description", "retriever", "llm", "embedder", "vector_store", "pre_retrieval",
-             "post_retrieval", "generation", "evaluation", "search_space", "tuned"}
+             "post_retrieval", "generation", "evaluation", "search_space", "shape_space", "tuned"}
 _PIPE_KEYS = {
     "pre_retrieval": {"enabled", "technique", "llm"},
     "post_retrieval": {"enabled", "technique", "llm", "top_k"},
@@ -61,6 +61,10 @@ class PipelineConfig:
     generation: dict[str, Any] = field(default_factory=lambda: {"enabled": False})
     evaluation: dict[str, Any] = field(default_factory=lambda: {"k": 10, "generation_metrics": []})
     search_space: dict[str, Any] = field(default_factory=dict)
+    #: the factors whose best value depends on the graph's shape (same format as ``search_space``): tuned with the
+    #: search space when a method is compared on a user's graph, left at their thesis values on the thesis's graphs;
+    #: like the search space, not part of the config hash
+    shape_space: dict[str, Any] = field(default_factory=dict)
     #: provenance of a tuned pipeline (pipelines/tuned/*.yaml: study, budget, date); not part of the config hash
     tuned: dict[str, Any] = field(default_factory=dict)
     description: str = ""
@@ -100,7 +104,7 @@ class PipelineConfig:
                 params = None
         sections: dict[str, dict[str, Any]] = {}
         for key in ("llm", "embedder", "vector_store", "pre_retrieval", "post_retrieval", "generation",
-                    "evaluation", "search_space"):
+                    "evaluation", "search_space", "shape_space"):
             val = data.get(key)
             if val is None:
                 continue
@@ -112,7 +116,8 @@ class PipelineConfig:
                 problems.add(key, f"unknown keys {sorted(set(val) - allowed, key=str)}; expected {sorted(allowed)}")
             sections[key] = copy.deepcopy(val)
         check_secret_values(data, "", problems)  # every value, search space included; never echoed
-        check_config({k: v for k, v in data.items() if k not in ("retriever", "search_space")}, problems)
+        check_config({k: v for k, v in data.items() if k not in ("retriever", "search_space", "shape_space")},
+                     problems)
         # a secret-named retriever parameter's value must not reach pydantic's "got ..." message
         if retr is not None and params is not None and not any(p.startswith("retriever") for p in secrets):
             from hublab.retrievers.registry import validate_retriever
@@ -176,7 +181,7 @@ class PipelineConfig:
 
     # ---- identity ----
     def config_hash(self, *extra: Any) -> str:
-        """Content hash of everything that changes results (name and search space excluded). A non-bundled
+        """Content hash of everything that changes results (name, search and shape space excluded). A non-bundled
         embedding model counts by its content (a model retrained at the same path is a different run)."""
         d = self.to_dict()
         d.pop("name")

@@ -282,7 +282,7 @@ def name_problem(value: Any, what: str = "name") -> str | None:
 
 def check_config(data: dict[str, Any], problems: Problems) -> None:
     """The sections other than ``retriever`` (checked by the retriever's own parameter model) and
-    ``search_space`` (checked by the tuner); credentials in values: :func:`check_secret_values`."""
+    ``search_space``/``shape_space`` (checked by the tuner); credentials in values: :func:`check_secret_values`."""
     for key in ("name", "description"):
         if key in data and data[key] is not None and not isinstance(data[key], str):
             problems.add(key, f"expected a string, got {_show(data[key])}")

@@ -44,7 +44,9 @@ from hublab.tuning.interrupts import quiet_interrupted_trials
 from hublab.tuning.report import write_outputs
 from hublab.tuning.runner_eval import runner_evaluator
 from hublab.tuning.space import (
+    SPACE_KEYS,
     applicable,
+    check_shape_space,
     check_space,
     require_grid,
     set_path,
@@ -208,10 +210,10 @@ def _deleted_here(runs: StudyRuns, run_id: str) -> bool:
 
 
 def base_identity(base: dict[str, Any], graph: str, dataset: str, limit: int | None) -> str:
-    """sha256 of what a study's trials are measured on: the base pipeline without its search space (checked on its
-    own, ``study_open._check_space``, so the refusal can name the factors), the graph, the dataset and the question
-    limit."""
-    cfg = {k: v for k, v in base.items() if k != "search_space"}
+    """sha256 of what a study's trials are measured on: the base pipeline without its search and shape spaces (the
+    space is checked on its own, ``study_open._check_space``, so the refusal can name the factors), the graph, the
+    dataset and the question limit."""
+    cfg = {k: v for k, v in base.items() if k not in SPACE_KEYS}
     blob = json.dumps({"pipeline": cfg, "graph": graph, "dataset": dataset, "limit": limit}, sort_keys=True,
                       default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
@@ -293,6 +295,7 @@ def _base_and_space(req: TuneRequest) -> tuple[dict[str, Any], Any]:
                          file=str(req.pipeline))
     if not req.thesis_params:
         check_space(space, base, source=str(req.pipeline))
+    check_shape_space(cfg.search_space, cfg.shape_space, base, source=str(req.pipeline))
     if req.mode == "ofat":
         require_grid(space, source=str(req.pipeline))
     return base, space

@@ -1,6 +1,6 @@
 """Search spaces: factors addressed by dotted paths into the pipeline config.
 
-Two sources: the ``search_space`` section of a pipeline YAML and the thesis's
+Two sources: the ``search_space`` (and ``shape_space``) section of a pipeline YAML and the thesis's
 ``ofat_<retriever>_tuning_parameters*.json`` files (SQA ``config_name``/``parameter_name``/``dict_key``
 entries), which are translated to the same dotted paths.
 """
@@ -133,15 +133,21 @@ def require_grid(space: SearchSpace, *, source: str) -> None:
                              file=source, field=f"search_space.{f.path}")
 
 
-def space_from_pipeline(section: dict[str, Any] | None, *, source: str = "search_space") -> SearchSpace:
-    """Parse ``search_space: {<dotted.path>: spec}``.
+#: The pipeline sections that hold factors: ``search_space`` (what every study tunes) and ``shape_space`` (the
+#: factors whose best value depends on the graph's shape, tuned only when the graph is not the thesis's).
+SPACE_KEYS = ("search_space", "shape_space")
+
+
+def space_from_pipeline(section: dict[str, Any] | None, *, source: str = "search_space",
+                        key: str = "search_space") -> SearchSpace:
+    """Parse ``search_space: {<dotted.path>: spec}`` (or the ``shape_space`` section, named by ``key`` in errors).
 
     ``spec`` is a bare list of values, ``{values: [...], label: ..., kind: int|float|categorical}`` or a numeric
     range ``{low: 0, high: 9, step: 1, log: false}`` (optionally with ``values`` for the OFAT grid).
     """
     space = SearchSpace()
     for path, spec in (section or {}).items():
-        field_ = f"search_space.{path}"
+        field_ = f"{key}.{path}"
         if isinstance(spec, list):
             spec = {"values": spec}
         if not isinstance(spec, dict):
@@ -341,20 +347,21 @@ def applicable(space: SearchSpace, base_cfg: dict[str, Any]) -> SearchSpace:
     return out
 
 
-def check_space(space: SearchSpace, base_cfg: dict[str, Any], *, source: str) -> None:
+def check_space(space: SearchSpace, base_cfg: dict[str, Any], *, source: str, key: str = "search_space") -> None:
     """Refuse a search space that cannot run, before any trial: no factor at all, a factor that is not one of the
     retriever's declared parameters (or an existing config path), a range whose ends or values the retriever's
-    parameter types refuse. Each error is one line naming the file and ``search_space.<path>``."""
+    parameter types refuse. Each error is one line naming the file and ``<key>.<path>`` (``search_space`` or
+    ``shape_space``)."""
     from hublab.retrievers.registry import get_retriever_class
 
     if not space.factors:
-        raise InputError("no tunable parameter: add a search_space section with at least one factor",
-                         file=source, field="search_space")
+        raise InputError(f"no tunable parameter: add a {key} section with at least one factor",
+                         file=source, field=key)
     retriever = str(get_path(base_cfg, "retriever.type", ""))
     klass = get_retriever_class(retriever)
     declared = klass.declared_params()
     for f in space.factors:
-        field_ = f"search_space.{f.path}"
+        field_ = f"{key}.{f.path}"
         if f.path.startswith("retriever.params."):
             key = f.path.removeprefix("retriever.params.")
             if key not in declared:
@@ -371,3 +378,19 @@ def check_space(space: SearchSpace, base_cfg: dict[str, Any], *, source: str) ->
         elif get_path(base_cfg, f.path, _MISSING) is _MISSING:
             raise InputError("unknown config path (not in the pipeline); retriever parameters are "
                              "retriever.params.<name>", file=source, field=field_)
+
+
+def check_shape_space(search_space: dict[str, Any] | None, shape_space: dict[str, Any] | None,
+                      base_cfg: dict[str, Any], *, source: str) -> SearchSpace:
+    """Check a pipeline's ``shape_space`` as its ``search_space`` is checked (an empty one is allowed: a method may
+    have no shape-dependent factor beyond its search space), and refuse a factor in both sections: a study over
+    the two together would draw it twice. Returns the applicable shape factors."""
+    shape = applicable(space_from_pipeline(shape_space, source=source, key="shape_space"), base_cfg)
+    if shape.factors:
+        check_space(shape, base_cfg, source=source, key="shape_space")
+    searched = {str(p) for p in (search_space or {})}
+    for f in shape.factors:
+        if f.path in searched:
+            raise InputError("already in search_space: a factor belongs to one of the two sections", file=source,
+                             field=f"shape_space.{f.path}")
+    return shape
