@@ -132,7 +132,7 @@ def plan_methods(pipelines: list[Path], *, n_trials: int, bound: int, shape: boo
     problem before any trial runs."""
     from hublab.pipeline.config import load_pipeline
     from hublab.retrievers.registry import get_retriever_class
-    from hublab.tuning.space import applicable, check_space, get_path, set_path, space_from_pipeline
+    from hublab.tuning.space import get_path, pipeline_space, set_path
 
     if isinstance(n_trials, bool) or not isinstance(n_trials, int) or n_trials < 1:
         raise InputError(f"the budget must be at least 1 trial (got {n_trials!r})", field="n_trials")
@@ -146,9 +146,7 @@ def plan_methods(pipelines: list[Path], *, n_trials: int, bound: int, shape: boo
             raise InputError("not an LLM-free pipeline (llm.backend must be none for the equal-budget study)",
                              file=str(path), field="llm.backend")
         base = set_path(cfg.to_dict(), BOUND_PATH, bound)
-        section = {**cfg.search_space, **(getattr(cfg, "shape_space", {}) if shape else {})}
-        space = applicable(space_from_pipeline(section, source=str(path)), base)
-        check_space(space, base, source=str(path))
+        space = pipeline_space(cfg.search_space, cfg.shape_space, base, source=str(path), shape=shape)
         overrides: dict[str, Any] = {BOUND_PATH: bound}
         declared = get_retriever_class(cfg.retriever_type).declared_params()
         for f in space.factors:

@@ -48,6 +48,7 @@ from hublab.tuning.space import (
     applicable,
     check_shape_space,
     check_space,
+    pipeline_space,
     require_grid,
     set_path,
     space_from_pipeline,
@@ -286,10 +287,12 @@ def _base_and_space(req: TuneRequest) -> tuple[dict[str, Any], Any]:
     base = cfg.to_dict()
     for path, value in req.base_overrides.items():
         base = set_path(base, path, value)
-    section = {**cfg.search_space, **(getattr(cfg, "shape_space", {}) if req.shape_space else {})}
-    space = space_from_thesis_json(req.thesis_params) if req.thesis_params else space_from_pipeline(
-        section, source=str(req.pipeline))
-    space = applicable(space, base)
+    if req.thesis_params:
+        space = applicable(space_from_thesis_json(req.thesis_params), base)
+    else:
+        space = applicable(space_from_pipeline(cfg.search_space, source=str(req.pipeline)), base)
+        if req.shape_space:
+            space = pipeline_space(cfg.search_space, cfg.shape_space, base, source=str(req.pipeline), shape=True)
     if not space.factors:
         raise InputError("no factors to study: add a search_space section or pass --thesis-params",
                          file=str(req.pipeline))

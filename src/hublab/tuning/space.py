@@ -394,3 +394,19 @@ def check_shape_space(search_space: dict[str, Any] | None, shape_space: dict[str
             raise InputError("already in search_space: a factor belongs to one of the two sections", file=source,
                              field=f"shape_space.{f.path}")
     return shape
+
+
+def pipeline_space(search_space: dict[str, Any] | None, shape_space: dict[str, Any] | None,
+                   base_cfg: dict[str, Any], *, source: str, shape: bool) -> SearchSpace:
+    """A pipeline's checked, applicable factors: its ``search_space``, and with ``shape`` its ``shape_space`` too
+    (a comparison on a user's graph). Each section is checked under its own name; the shape section is checked
+    either way, so a bad one never waits for the first comparison to surface."""
+    space = applicable(space_from_pipeline(search_space, source=source), base_cfg)
+    if space.factors:
+        check_space(space, base_cfg, source=source)
+    extra = check_shape_space(search_space, shape_space, base_cfg, source=source)
+    if shape:
+        space = SearchSpace(space.factors + extra.factors, space.skipped + extra.skipped)
+    if not space.factors:
+        check_space(space, base_cfg, source=source)  # refuses an empty space in its one line
+    return space
