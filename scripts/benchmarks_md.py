@@ -102,6 +102,17 @@ def tune_all(d: dict) -> list[str]:
                           + (["same choice as pipelines/tuned/"] if same else []), rows)
 
 
+def compare(d: dict) -> list[str]:
+    lines = [f"`hublab compare --graph G --dataset Q --hub-type H --n-trials {d['n_trials']}` on each example graph "
+             f"(`bench/bench_compare.py`, every LLM-free method, {d['jobs']} studies at once, from a cold cache: no "
+             "embeddings, indices, checkpoints or studies). Target: at most 10 minutes per graph on 2 cores.", ""]
+    rows = [[g["graph"], g["questions"], g["folds"], g["methods"], g["trials"], g["pruned"], g["wall_s"],
+             round(g["wall_s"] / 60, 1), g["best"], f"{g['best_map10']} [{g['best_map10_ci'][0]}, "
+             f"{g['best_map10_ci'][1]}]"] for g in d["graphs"]]
+    return lines + _table(["graph", "questions", "folds", "methods", "trials", "pruned", "wall (s)", "wall (min)",
+                           "best (pooled)", "its MAP@10 [95% CI]"], rows)
+
+
 def protocol(d: dict) -> list[str]:
     lines = [f"{d['pipeline']} on every graph (`bench/bench_quality.py`): quality, and seconds per question of the "
              "protocol's own loop.", ""]
@@ -121,6 +132,7 @@ RENDERERS: dict[str, tuple[str, Callable[[dict], list[str]]]] = {
     "tune_all.json": ("Every method tuned with the same budget", tune_all),
     "tune_all_cold.json": ("Every method tuned with the same budget, from a cold cache", tune_all),
     "protocol.json": ("HubLink on every graph variant", protocol),
+    "compare.json": ("The fair comparison on a user's graph", compare),
     "protocol_finetuned.json": ("HubLink with the fine-tuned embedder", protocol),
 }
 

@@ -166,10 +166,12 @@ class UserRun(_Strict):
 
 
 class UserCompare(_Strict):
+    """One ``hublab compare`` of every LLM-free method on a declared graph (stage ``compare_user``)."""
+
     graph: str
     source: str
     dataset: str
-    pipelines: str
+    n_trials: int = Field(ge=1)  # dvc.yaml interpolates it: required
 
 
 class UserGraphs(_Strict):

@@ -4,6 +4,7 @@ view, per-question budget, topic resolution, and the never-raise wrapper around 
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar
 
@@ -17,6 +18,12 @@ from hublab.retrievers.components.llm_json import ask_text
 from hublab.retrievers.components.question_text import query_texts
 from hublab.retrievers.components.results import far_end_answer, join_reasons, sources_of
 from hublab.retrievers.components.scoring import TextScorer, require_embedder
+
+#: a question without a topic entity links the longest graph label it contains: labels this short are not linked
+MIN_LINK_CHARS = 3
+#: the longest label (in words) looked up in a question
+MAX_LINK_WORDS = 12
+_WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
@@ -73,12 +80,13 @@ class ReasoningRetriever(Retriever):
         if self.embedder_use is not None:
             require_embedder(resources.embedder, self.name, self.embedder_use)
         self._entity_index: EntityIndex | None = None
+        self._labels_lower: dict[str, str] | None = None  # normalised label -> label, for linking a question
 
     def begin_walk(self, question: str, topic_entity_id: str | None,
                    topic_entity_value: str | None) -> tuple[str | None, list[str | None], Any, random.Random, Budget]:
         """A question's walk: the start node (None: the notes say why), the notes so far, the question's embedding
         (None without an embedder or a start), the seeded RNG and the budget (its clock starts here)."""
-        start, topic_note = self.resolve_topic(topic_entity_id, topic_entity_value)
+        start, topic_note = self.resolve_topic(topic_entity_id, topic_entity_value, question)
         query = self.scorer.query(query_texts(question)) if self.scorer is not None and start is not None else None
         return start, [topic_note], query, random.Random(self.config.seed), self.new_budget()
 
@@ -108,11 +116,19 @@ class ReasoningRetriever(Retriever):
             self._entity_index = EntityIndex(self.resources.graph, self.scorer)
         return self._entity_index
 
-    def resolve_topic(self, topic_entity_id: str | None, topic_entity_value: str | None) -> tuple[str | None, str]:
-        """The start node: the given id if it exists, else an exact label match, else the nearest label."""
+    def resolve_topic(self, topic_entity_id: str | None, topic_entity_value: str | None,
+                      question: str = "") -> tuple[str | None, str]:
+        """The start node: the given id if it exists, else an exact label match, else the nearest label. A question
+        that names no topic entity at all (a user's dataset often has none) starts from the longest graph label its
+        text contains, so a walk-based method is not scored 0 for a column the dataset lacks."""
         graph = self.resources.graph
         if topic_entity_id and graph.entity(topic_entity_id) is not None:
             return topic_entity_id, ""
+        if not topic_entity_id and not (topic_entity_value or "").strip() and question and self.scorer is not None:
+            found = self._label_in(question)
+            if found is None:
+                return None, "no topic entity given, and no graph label occurs in the question"
+            return self.entity_index().uids[found][0], f"no topic entity given; linked {found!r} from the question"
         value = (topic_entity_value or "").strip()
         if value:
             if self.scorer is not None:
@@ -123,6 +139,27 @@ class ReasoningRetriever(Retriever):
                 if hits and hits[0][1] >= 0.8:
                     return idx.uids[hits[0][0]][0], f"topic entity {topic_entity_id!r} unknown; linked {value!r}"
         return None, f"topic entity {topic_entity_id!r} ({topic_entity_value!r}) not found in the graph"
+
+    def _label_in(self, question: str) -> str | None:
+        """The longest entity label (at least :data:`MIN_LINK_CHARS` characters) that occurs in ``question`` as whole
+        words, case-insensitively; ties go to the label that sorts first. Word n-grams of the question are looked up,
+        so the cost grows with the question, not with the graph."""
+        if self._labels_lower is None:
+            lowered: dict[str, str] = {}
+            for label in sorted(self.entity_index().uids):
+                key = " ".join(_WORD.findall(label.lower()))
+                if len(key) >= MIN_LINK_CHARS:
+                    lowered.setdefault(key, label)
+            self._labels_lower = lowered
+        words = _WORD.findall(question.lower())
+        best: str | None = None
+        for n in range(min(len(words), MAX_LINK_WORDS), 0, -1):
+            found = sorted(self._labels_lower[g] for i in range(len(words) - n + 1)
+                           if (g := " ".join(words[i:i + n])) in self._labels_lower)
+            if found:
+                best = max(found, key=len)
+                break
+        return best
 
     def _call(self, question: str, topic_entity_id: str | None, topic_entity_value: str | None) -> RetrievalResult:
         """``_retrieve`` (the method's steps) on the stripped question; an unexpected failure becomes the

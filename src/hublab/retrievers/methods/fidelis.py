@@ -184,7 +184,7 @@ class FidelisRetriever(ReasoningRetriever):
     # ---------------- main loop ----------------
     def _retrieve(self, question: str, topic_entity_id: str | None, topic_entity_value: str | None) -> RetrievalResult:
         assert self.scorer is not None
-        start, topic_note = self.resolve_topic(topic_entity_id, topic_entity_value)
+        start, topic_note = self.resolve_topic(topic_entity_id, topic_entity_value, question)
         if start is None:
             return RetrievalResult(reason=topic_note)
         keywords, declarative, plan, plan_note = self._plan(question)
