@@ -173,6 +173,17 @@ def test_a_plugins_code_and_version_change_its_run_identity(fresh_registry, tmp_
     assert second.plugin == "hublab-probe==2.0" and second.run_id not in {first.run_id, edited.run_id}
 
 
+def test_a_module_the_plugins_distribution_installs_beside_it_is_part_of_its_code(fresh_registry, tmp_path: Path):
+    site, _marks = fresh_registry
+    make_dist(site, "probe", "import hublab_probe_helpers  # noqa: F401\n" + TRIVIAL, "probe = hublab_probe:Probe")
+    (site / "hublab_probe_helpers.py").write_text("WEIGHT = 1\n")
+    info = next(site.glob("hublab_probe-*.dist-info"))
+    (info / "RECORD").write_text(f"hublab_probe.py,,\nhublab_probe_helpers.py,,\n{info.name}/METADATA,,\n")
+    first = _identity(tmp_path, "probe")
+    (site / "hublab_probe_helpers.py").write_text("WEIGHT = 2\n")
+    assert _identity(tmp_path, "probe").run_id != first.run_id
+
+
 def test_a_builtin_runs_identity_is_the_same_with_or_without_plugins(fresh_registry, tmp_path: Path):
     """A built-in run hashes exactly the fields it always did (committed reports record these identities), and
     installing plugins, hostile ones included, changes nothing of it."""

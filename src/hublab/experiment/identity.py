@@ -58,7 +58,10 @@ def files_digest(paths: tuple[Path, ...]) -> str:
         for p in files:
             h.update(f"{i}/{p.relative_to(root).as_posix() if p != root else p.name}".encode())
             h.update(b"\0")
-            h.update(p.read_bytes())
+            try:
+                h.update(p.read_bytes())
+            except OSError:  # an unreadable file still counts (as such), never a traceback mid-run
+                h.update(b"<unreadable>")
             h.update(b"\0")
     return h.hexdigest()
 

@@ -251,7 +251,8 @@ class PluginCode:
 
 def plugin_code(name: str) -> PluginCode | None:
     """None for a built-in method (its code is HubLab's own source tree); else the plugin's origin and the files
-    (the ``*.py`` under each returned folder) whose bytes are its code."""
+    (the ``*.py`` under each returned folder) whose bytes are its code: the entry point's top-level package, the
+    class's, and the distribution's listed modules."""
     if name in builtin_names():
         return None
     cls = get_retriever_class(name)
@@ -273,7 +274,18 @@ def plugin_code(name: str) -> PluginCode | None:
             paths += [Path(p) for p in mod.__path__]
         elif getattr(mod, "__file__", None):
             paths.append(Path(mod.__file__))
+    paths += _distribution_sources(getattr(ep, "dist", None))
     return PluginCode(origin, tuple(paths))
+
+
+def _distribution_sources(dist: Any) -> list[Path]:
+    """The ``*.py`` files an installed distribution lists (its RECORD): modules of its other top-level packages that
+    the plugin's code may import. An editable install lists none of its sources (its folder is hashed instead)."""
+    try:
+        files = sorted(str(f) for f in (dist.files or []) if str(f).endswith(".py")) if dist is not None else []
+        return [Path(dist.locate_file(f)) for f in files if "__pycache__" not in f]
+    except Exception:  # noqa: BLE001 - unreadable metadata: the package folder is still hashed
+        return []
 
 
 def validate_retriever(name: str, params: dict[str, Any], *, source: str | None = None) -> dict[str, Any]:
