@@ -145,6 +145,26 @@ def test_a_plugin_cannot_take_another_plugins_name(fresh_registry):
     assert registry.get_retriever_class("first").__module__ == "hublab_first"
 
 
+def test_a_plugin_cannot_rename_a_builtin_class_nor_take_a_name_that_is_no_name(fresh_registry):
+    """An entry point (or a register call) naming a built-in's class would rename that class for every run of it;
+    a name with a path separator would name folders."""
+    site, _marks = fresh_registry
+    make_dist(site, "alias", "", "alias = hublab.retrievers.methods.bm25:BM25Retriever")
+    with pytest.raises(InputError, match="hublab-alias 1.0.*built-in class hublab.retrievers.methods.bm25"):
+        registry.get_retriever_class("alias")
+    from hublab.retrievers.methods.bm25 import BM25Retriever
+
+    with pytest.raises(InputError, match="built-in method's class"):
+        registry.register("alias2")(BM25Retriever)
+    assert registry.get_retriever_class("bm25") is BM25Retriever and BM25Retriever.name == "bm25"
+    make_dist(site, "pathy", TRIVIAL + "from hublab.retrievers.registry import register\nregister('../up')(Probe)\n",
+              "pathy = hublab_pathy:Probe")
+    registry._SCANNED.clear()  # as a new process: the entry points read again
+    with pytest.raises(InputError, match=r"registers the method '\.\./up', refused: a method name is letters"):
+        registry.get_retriever_class("pathy")
+    assert "../up" not in registry.available()
+
+
 # ---- a plugin's code and version are part of the run identity --------------------------------------------------
 
 def _identity(tmp_path: Path, retriever_type: str):

@@ -114,6 +114,9 @@ def _load_plugin(name: str) -> type[Retriever]:
         problem = _REFUSALS[refused]
     elif problem is None and not (inspect.isclass(cls) and issubclass(cls, Retriever) and not inspect.isabstract(cls)):
         problem = f"{_who(ep)} is not a concrete hublab Retriever class"
+    elif problem is None and _is_builtin_class(cls):
+        problem = f"{_who(ep)} is refused: it names the built-in class {cls.__module__}.{cls.__qualname__}, which " \
+                  "would be renamed (subclass it instead)"
     elif problem is None:
         try:
             check_params_declaration(cls)
@@ -128,6 +131,11 @@ def _load_plugin(name: str) -> type[Retriever]:
     return cls
 
 
+def _is_builtin_class(cls: type) -> bool:
+    """A class defined in ``retrievers/methods/``: registering it under another name would rename the built-in."""
+    return str(getattr(cls, "__module__", "")).startswith(f"{methods.__name__}.")
+
+
 def _refuse_name(name: str, cls: type) -> None:
     """A plugin (or any caller) never takes a built-in method's name, and a plugin never takes another installed
     plugin's: the run would carry the other method's name (and its checkpoints) with this one's answers."""
@@ -135,6 +143,10 @@ def _refuse_name(name: str, cls: type) -> None:
     who = _who(loading) if loading is not None else f"the class {cls.__module__}.{cls.__qualname__}"
     if name in builtin_names():
         why = f"{name!r} is the built-in method's name, which a plugin cannot replace: register it under its own name"
+    elif not isinstance(name, str) or not _PLUGIN_NAME.fullmatch(name):
+        why = "a method name is letters, digits, '_' and '-' (at most 64), as it names folders and runs"
+    elif _is_builtin_class(cls):
+        why = f"{cls.__qualname__} is a built-in method's class, which would be renamed (subclass it instead)"
     elif loading is not None and name in _entry_points() and _ENTRY_POINTS[name] is not loading:
         why = f"{name!r} is the method of {_who(_ENTRY_POINTS[name])}"
     else:
