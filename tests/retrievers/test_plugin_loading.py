@@ -145,6 +145,16 @@ def test_a_plugin_cannot_take_another_plugins_name(fresh_registry):
     assert registry.get_retriever_class("first").__module__ == "hublab_first"
 
 
+def test_a_name_two_installed_plugins_declare_is_refused_when_used(fresh_registry):
+    site, marks = fresh_registry
+    make_dist(site, "one", MARK + TRIVIAL, "dup = hublab_one:Probe")
+    make_dist(site, "two", MARK + TRIVIAL, "dup = hublab_two:Probe")
+    with pytest.raises(InputError, match=r"'dup' is declared by two installed plugins, plugin 'dup' \(distribution "
+                                         r"hublab-one 1\.0.*and plugin 'dup' \(distribution hublab-two 1\.0"):
+        registry.get_retriever_class("dup")
+    assert list(marks.iterdir()) == []  # neither was imported
+
+
 def test_a_plugin_cannot_rename_a_builtin_class_nor_take_a_name_that_is_no_name(fresh_registry):
     """An entry point (or a register call) naming a built-in's class would rename that class for every run of it;
     a name with a path separator would name folders."""
