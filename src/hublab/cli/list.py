@@ -13,12 +13,13 @@ from hublab.cli.app import app
 def list_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:
-    """List graph and dataset names (and whether they are built), pipelines and retriever methods."""
+    """List graph and dataset names (and whether they are built), pipelines and retriever methods (an installed plugin
+    that cannot be used is shown with why, one line each)."""
     from rich.console import Console
     from rich.table import Table
 
     from hublab.config import settings
-    from hublab.retrievers.registry import available
+    from hublab.retrievers.registry import available, plugin_problems
 
     st = settings()
     graphs = [{"name": g, "built": st.graph_file(g).exists(), "file": str(st.graph_file(g).relative_to(st.root))}
@@ -31,7 +32,9 @@ def list_cmd(
     datasets = [{"name": d, "graph": st.graph_for_dataset(d), "built": st.dataset_file(d).exists()}
                 for d in st.dataset_names()]
     pipelines = [{"name": p.stem, "file": str(p.relative_to(st.root))} for p in st.pipeline_files()]
-    out = {"graphs": graphs, "datasets": datasets, "pipelines": pipelines, "retrievers": available()}
+    problems = plugin_problems()  # imports each installed plugin (only here and when one is named)
+    out = {"graphs": graphs, "datasets": datasets, "pipelines": pipelines, "retrievers": available(usable=True),
+           "plugin_problems": problems}
     if as_json:
         typer.echo(json.dumps(out, indent=1))
         return
@@ -44,4 +47,6 @@ def list_cmd(
         for r in rows:
             t.add_row(*(str(v) for v in r.values()))
         con.print(t)
-    con.print("retriever methods (retriever.type): " + ", ".join(out["retrievers"]))
+    con.print("retriever methods (retriever.type): " + ", ".join(out["retrievers"]), markup=False)
+    for line in problems:
+        con.print(f"plugin not usable: {line}", markup=False, soft_wrap=True)

@@ -2,8 +2,11 @@
 
 A run's checkpoint (``outputs/runs/<run_id>/``) and MLflow run are keyed by this hash, so a different
 question limit, graph file, dataset file, experiment or code version never resumes — or overwrites — another
-run's results. ``scope`` says how much of the dataset a run covers; partial runs carry it in their name, MLflow
-tags and report headers and are never reported as full-benchmark results.
+run's results. A plugin method's code lives outside ``src/hublab``: its distribution, version and source files are
+hashed too (a built-in method's identity has no plugin part, so installing a plugin never changes it).
+
+``scope`` says how much of the dataset a run covers; partial runs carry it in their name, MLflow tags and report
+headers and are never reported as full-benchmark results.
 """
 
 from __future__ import annotations
@@ -45,6 +48,34 @@ def src_tree_digest(root: str = str(SRC_ROOT)) -> str:
     return h.hexdigest()
 
 
+def files_digest(paths: tuple[Path, ...]) -> str:
+    """sha256 over the ``*.py`` files under each path (a folder, or one file), by relative path and bytes."""
+    h = hashlib.sha256()
+    for i, root in enumerate(paths):
+        files = [root] if root.is_file() else sorted(
+            (p for p in root.rglob("*.py") if "__pycache__" not in p.parts),
+            key=lambda q: q.relative_to(root).as_posix())
+        for p in files:
+            h.update(f"{i}/{p.relative_to(root).as_posix() if p != root else p.name}".encode())
+            h.update(b"\0")
+            try:
+                h.update(p.read_bytes())
+            except OSError:  # an unreadable file still counts (as such), never a traceback mid-run
+                h.update(b"<unreadable>")
+            h.update(b"\0")
+    return h.hexdigest()
+
+
+def plugin_version(retriever_type: str) -> dict[str, str]:
+    """``{"plugin": origin, "plugin_sha256": digest}`` of a plugin method's code; {} for a built-in method."""
+    from hublab.retrievers.registry import plugin_code
+
+    code = plugin_code(retriever_type)
+    if code is None:
+        return {}
+    return {"plugin": code.origin, "plugin_sha256": files_digest(code.paths)}
+
+
 def code_version() -> dict[str, str]:
     """Package version + a digest of the source tree (the digest is what the identity hashes: git HEAD is
     recorded as provenance only, because uncommitted edits change results without changing HEAD)."""
@@ -74,6 +105,9 @@ class RunIdentity:
     experiment: str
     package: str
     src_sha256: str
+    #: a plugin method's ``distribution==version`` and source digest; None (and absent from the hash) for built-ins
+    plugin: str | None = None
+    plugin_sha256: str | None = None
 
     @property
     def full(self) -> bool:
@@ -83,25 +117,38 @@ class RunIdentity:
     def scope(self) -> str:
         return scope_text(self.n_questions, self.n_total)
 
+    def _fields(self) -> dict[str, Any]:
+        """The hashed fields: a built-in method's run has no plugin keys, so its identity is what it always was."""
+        d = asdict(self)
+        for key in ("plugin", "plugin_sha256"):
+            if d[key] is None:
+                del d[key]
+        return d
+
     @property
     def run_id(self) -> str:
-        blob = json.dumps(asdict(self), sort_keys=True)
+        blob = json.dumps(self._fields(), sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
     def tags(self) -> dict[str, str]:
+        plugin = {"hublab.plugin": self.plugin, "hublab.plugin_sha256": self.plugin_sha256} if self.plugin else {}
         return {"hublab.run_identity": self.run_id, "hublab.config_hash": self.config_hash,
                 "hublab.graph_sha256": self.graph_sha256, "hublab.dataset_sha256": self.dataset_sha256,
                 "hublab.limit": str(self.limit), "hublab.src_sha256": self.src_sha256,
-                "hublab.version": self.package, "scope": self.scope, "hublab.full_run": str(self.full).lower()}
+                "hublab.version": self.package, "scope": self.scope, "hublab.full_run": str(self.full).lower(),
+                **plugin}
 
     def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "run_identity": self.run_id, "scope": self.scope, "full": self.full}
+        return {**self._fields(), "run_identity": self.run_id, "scope": self.scope, "full": self.full}
 
 
 def run_identity(config_hash: str, graph_digest: str, dataset_file: Path, *, graph: str, dataset: str,
-                 limit: int | None, n_questions: int, n_total: int, experiment: str) -> RunIdentity:
+                 limit: int | None, n_questions: int, n_total: int, experiment: str,
+                 retriever_type: str | None = None) -> RunIdentity:
     code = code_version()
+    plugin = plugin_version(retriever_type) if retriever_type is not None else {}
     # a limit that covers the whole dataset is the full run: same identity as no limit
     eff_limit = None if limit is None or limit >= n_total else int(limit)
     return RunIdentity(config_hash, graph, graph_digest, dataset, file_digest(dataset_file), eff_limit,
-                       n_questions, n_total, experiment, code["package"], code["src_sha256"])
+                       n_questions, n_total, experiment, code["package"], code["src_sha256"],
+                       plugin.get("plugin"), plugin.get("plugin_sha256"))

@@ -138,7 +138,8 @@ def _run(req: RunRequest, on_question: OnQuestion | None) -> RunSummary:
     apply_hub_types(req.cfg, [], src)
     ident: RunIdentity = run_identity(req.config_hash, src.digest, dataset_file, graph=src.name,
                                       dataset=req.dataset, limit=req.limit, n_questions=len(pairs),
-                                      n_total=len(all_pairs), experiment=req.experiment_name)
+                                      n_total=len(all_pairs), experiment=req.experiment_name,
+                                      retriever_type=req.cfg.retriever_type)
     run_dir = st.root / "outputs" / "runs" / ident.run_id
     # 1. the lock, before anything shared is touched: a second process on this run changes nothing
     new_dir = not run_dir.exists()
