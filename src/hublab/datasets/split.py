@@ -57,6 +57,7 @@ class Split:
 
     @property
     def n_questions(self) -> int:
+        """Distinct uids (a uid the dataset gives to two rows counts once here; its rows are run apart)."""
         return len({u for f in self.folds for u in (*f.select, *f.report)})
 
     def describe(self) -> str:
@@ -103,11 +104,25 @@ def type_field(pairs: list[QAPair], wanted: str | None = None) -> str | None:
 
 
 def _groups(pairs: list[QAPair]) -> list[list[str]]:
-    """uids grouped by wording (duplicates travel together), in first-seen order."""
-    by_text: dict[str, list[str]] = {}
+    """Distinct uids grouped so that rows sharing a uid or a wording travel together (the thesis's CSV gives one
+    uid to two rows, and holds one question twice under two uids), in first-seen order."""
+    parent: dict[str, str] = {}
+
+    def root(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            x = parent[x]
+        return x
+
     for p in pairs:
-        by_text.setdefault(_norm(p.question), []).append(p.uid)
-    return list(by_text.values())
+        a, b = root("u:" + p.uid), root("t:" + _norm(p.question))
+        if a != b:
+            parent[b] = a
+    groups: dict[str, list[str]] = {}
+    for p in pairs:
+        members = groups.setdefault(root("u:" + p.uid), [])
+        if p.uid not in members:
+            members.append(p.uid)
+    return list(groups.values())
 
 
 def make_split(pairs: list[QAPair], *, seed: int = 0, folds: int | None = None, stratify: str | None = None,
@@ -115,7 +130,7 @@ def make_split(pairs: list[QAPair], *, seed: int = 0, folds: int | None = None, 
     """Split ``pairs`` into selection and report questions.
 
     Args:
-        pairs: the dataset's questions (uids must be unique).
+        pairs: the dataset's questions (rows sharing a uid or a wording fall on the same side).
         seed: the shuffle's seed; the same seed and questions give the same split on every machine.
         folds: k of a k-fold cross-validation; None picks it: :data:`DEFAULT_FOLDS` below :data:`KFOLD_BELOW`
             questions, else one holdout split with ``select_share`` of the questions for selection. 1 forces the
@@ -127,17 +142,13 @@ def make_split(pairs: list[QAPair], *, seed: int = 0, folds: int | None = None, 
         The split; each question appears in exactly one report side per k-fold, never on both sides of a fold.
 
     Raises:
-        InputError: duplicate uids, too few questions for the folds, or an unusable column.
+        InputError: too few questions for the folds, or an unusable column.
     """
-    uids = [p.uid for p in pairs]
-    if len(set(uids)) != len(uids):
-        dup = next(u for u in uids if uids.count(u) > 1)
-        raise InputError(f"uid {dup!r} occurs more than once; a split needs unique uids", field="uid")
     if folds is not None and (isinstance(folds, bool) or folds < 1):
         raise InputError(f"expected at least 1 fold, got {folds!r}", field="--folds")
     column = type_field(pairs, stratify)
     groups = _groups(pairs)
-    kind = {p.uid: str(getattr(p, column)) for p in pairs} if column else {}
+    kind = {p.uid: str(getattr(p, column)) for p in reversed(pairs)} if column else {}  # a uid's first row
     k = folds if folds is not None else (DEFAULT_FOLDS if len(pairs) < KFOLD_BELOW else 1)
     if k == 1:
         return _holdout(groups, kind, seed, column, select_share)
