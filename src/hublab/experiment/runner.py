@@ -153,7 +153,34 @@ def _run(req: RunRequest, on_question: OnQuestion | None) -> RunSummary:
         lock.release()
 
 
+#: questions already loaded and resolved in this process, by dataset file, its size and change time, and the
+#: graph's content: a study's trials read the same file dozens of times (about half a second each on a small graph)
+_LOADED: dict[tuple[Any, ...], tuple[list[QAPair], Path]] = {}
+_LOADED_MAX = 16
+
+
 def _questions(req: RunRequest) -> tuple[list[QAPair], Path]:
+    """The dataset's questions and its file (see :func:`_load_questions`), loaded once per process and content."""
+    st = req.settings
+    try:
+        path = Path(req.dataset) if is_dataset_file(req.dataset) else st.dataset_file(req.dataset)
+        info = path.stat()
+        key: tuple[Any, ...] | None = (str(st.root), req.dataset, str(path.resolve()), info.st_size,
+                                       info.st_mtime_ns, req.graph, graph_source(req.graph, st).digest)
+    except (OSError, InputError):
+        key = None  # a missing or unknown dataset: the loader's own message
+    if key is not None and key in _LOADED:
+        pairs, where = _LOADED[key]
+        return list(pairs), where
+    loaded = _load_questions(req)
+    if key is not None:
+        if len(_LOADED) >= _LOADED_MAX:
+            _LOADED.pop(next(iter(_LOADED)))
+        _LOADED[key] = (list(loaded[0]), loaded[1])
+    return loaded
+
+
+def _load_questions(req: RunRequest) -> tuple[list[QAPair], Path]:
     """The dataset's questions and its file: a built-in name (whose graph must be ``req.graph``), or a user's KGQA
     file (.csv in the thesis format, .jsonl) whose golden ids are checked against the graph by content."""
     st = req.settings
