@@ -64,7 +64,7 @@ class ReadLimits:
     N-Triples reader holds a whole line in memory. Real RDF compresses about 5-30x; a bomb, thousands of times."""
 
     max_expanded_mb: float = 4096
-    max_expansion_ratio: float = 200
+    max_expansion_ratio: float = 100
     max_line_mb: float = 16
 
     KEYS: ClassVar[tuple[str, ...]] = ("max_expanded_mb", "max_expansion_ratio", "max_line_mb")
@@ -79,7 +79,8 @@ class ReadLimits:
         return int(self.max_line_mb * (1 << 20))
 
     def expansion_problem(self, expanded: int, compressed: int, *, cap_mb: float | None = None,
-                          cap_key: str = "user_graphs.limits.max_expanded_mb") -> str | None:
+                          cap_key: str = "user_graphs.limits.max_expanded_mb",
+                          ratio_key: str = "user_graphs.limits.max_expansion_ratio") -> str | None:
         """Why ``compressed`` bytes expanding to ``expanded`` bytes (so far) must stop, or None."""
         cap = self.max_expanded_mb if cap_mb is None else cap_mb
         if expanded > cap * (1 << 20):
@@ -87,6 +88,6 @@ class ReadLimits:
                     "large)")
         if expanded >= RATIO_FROM_BYTES and expanded > self.max_expansion_ratio * max(compressed, 1):
             return (f"expands more than {self.max_expansion_ratio:g} times ({compressed:,} compressed bytes gave "
-                    f"{expanded:,} so far: a decompression bomb? raise params.yaml: "
-                    "user_graphs.limits.max_expansion_ratio if the graph is really that repetitive)")
+                    f"{expanded:,} so far: a decompression bomb? raise params.yaml: {ratio_key} if the graph is really "
+                    "that repetitive)")
         return None

@@ -209,7 +209,8 @@ class SparqlEndpoint:
             for piece in pieces:
                 out.write(piece)
             why = limits.expansion_problem(out.tell(), raw_bytes if inflater is not None else out.tell(),
-                                           cap_mb=cap / (1 << 20), cap_key=f"{_KEY}.max_answer_mb")
+                                           cap_mb=cap / (1 << 20), cap_key=f"{_KEY}.max_answer_mb",
+                                           ratio_key=f"{_KEY}.max_expansion_ratio")
             if why:
                 if truncate:
                     return out.getvalue()[:cap]
