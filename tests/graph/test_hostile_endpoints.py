@@ -84,6 +84,31 @@ def test_an_endpoint_ignoring_limit_and_offset_stops_paging(tmp_path):
     assert len(fake.queries) < 10
 
 
+def test_an_endless_answer_to_one_page_stops_at_the_limit(tmp_path):
+    def endless_page(query, h):
+        if "CONSTRUCT" not in query:
+            return False
+        h.send_response(200)
+        h.send_header("Content-Type", "application/n-triples")
+        h.end_headers()
+        try:
+            i = 0
+            while not fake.stop.is_set():
+                h.wfile.write("".join(f'<https://ex.org/x{i + j}> <https://ex.org/v> "{j}" .\n'
+                                      for j in range(1000)).encode())
+                i += 1000
+        except OSError:
+            pass
+        return True
+
+    with FakeEndpoint(small_graph(40), endless_page) as fake:
+        st = _settings(tmp_path)
+        src = resolve_graph(fake.url, st)
+        done, value = within(10, lambda: load_source(src, st))
+    assert done, "the answer was read without end"
+    assert isinstance(value, EndpointError) and "more than 10 triples to LIMIT 10" in str(value)
+
+
 def test_an_endpoint_sending_more_triples_than_it_counts_stops_paging(tmp_path):
     pages = iter(range(10**6))
 
@@ -104,7 +129,7 @@ def test_an_endpoint_sending_more_triples_than_it_counts_stops_paging(tmp_path):
 
 
 def test_a_gzip_bomb_answer_stops_at_the_expansion_bound(tmp_path):
-    gz = gzip.compress(b"\n" * (64 << 20), 9) * 16  # 16 gzip members of 64 MiB of newlines: 1 GiB in ~1 MB
+    gz = gzip.compress(b" " * (64 << 20), 9) * 16  # 16 gzip members of 64 MiB of spaces: 1 GiB in ~1 MB
 
     def bomb(query, h):
         if "CONSTRUCT" not in query:

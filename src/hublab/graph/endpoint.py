@@ -94,7 +94,7 @@ class SparqlEndpoint:
     def _fail(self, what: str) -> EndpointError:
         return EndpointError(f"SPARQL endpoint {self.shown}: {what}")
 
-    def _post(self, query: str, accept: str) -> bytes:
+    def _post(self, query: str, accept: str, *, max_lines: int | None = None) -> bytes:
         st = self.settings
         last = "no answer"
         for attempt in range(st.retries + 1):
@@ -102,12 +102,12 @@ class SparqlEndpoint:
                 time.sleep(min(4.0, 0.5 * 2 ** (attempt - 1)))
             self.requests += 1
             try:
-                return self._exchange(query, accept)
+                return self._exchange(query, accept, max_lines)
             except _Retry as exc:
                 last = str(exc)
         raise self._fail(f"{last} after {st.retries + 1} tries (is it running, and is this its query URL?)")
 
-    def _exchange(self, query: str, accept: str) -> bytes:
+    def _exchange(self, query: str, accept: str, max_lines: int | None = None) -> bytes:
         """One request in a worker thread, waited for here until the whole-answer deadline: a blocking read cannot
         be bounded in total from inside (each byte restarts its deadline), and the wait here stays interruptible
         (Ctrl-C, SIGTERM end it at once)."""
@@ -118,7 +118,7 @@ class SparqlEndpoint:
 
         def work() -> None:
             try:
-                box["body"] = self._fetch(query, accept, cancel, box)
+                box["body"] = self._fetch(query, accept, cancel, box, max_lines)
             except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread as it is
                 box["error"] = exc
             finally:
@@ -146,7 +146,8 @@ class SparqlEndpoint:
             raise box["error"]
         return box["body"]
 
-    def _fetch(self, query: str, accept: str, cancel: threading.Event, box: dict) -> bytes:
+    def _fetch(self, query: str, accept: str, cancel: threading.Event, box: dict,
+               max_lines: int | None = None) -> bytes:
         """The answer's body, decoded and bounded (runs in :meth:`_exchange`'s worker)."""
         import requests
         import urllib3
@@ -173,15 +174,17 @@ class SparqlEndpoint:
                     text = self._body(resp, cancel, cap=64 << 10, truncate=True).decode("utf-8", "replace")
                     body = " ".join(text.split())[:200]
                     raise self._fail(f"HTTP {resp.status_code} ({redact(body) or resp.reason})")
-                return self._body(resp, cancel, cap=int(st.max_answer_mb * (1 << 20)))
+                return self._body(resp, cancel, cap=int(st.max_answer_mb * (1 << 20)), max_lines=max_lines)
             except (requests.exceptions.RequestException, urllib3.exceptions.HTTPError) as exc:
                 if "timed out" in str(exc).lower():
                     raise _Retry(f"no byte for {st.read_timeout_s:g} s within the answer") from None
                 raise _Retry(f"the answer broke off ({_reason(exc)})") from None
 
-    def _body(self, resp, cancel: threading.Event, *, cap: int, truncate: bool = False) -> bytes:  # type: ignore[no-untyped-def]
-        """The body decoded (identity, gzip or deflate) and counted: past ``cap`` decoded bytes, or expanding more
-        than the ratio allows, it stops (``truncate``: keeps what came, for an error body)."""
+    def _body(self, resp, cancel: threading.Event, *, cap: int, truncate: bool = False,  # type: ignore[no-untyped-def]
+              max_lines: int | None = None) -> bytes:
+        """The body decoded (identity, gzip or deflate) and counted: past ``cap`` decoded bytes, past ``max_lines``
+        lines (a page's LIMIT), or expanding more than the ratio allows, it stops (``truncate``: keeps what came,
+        for an error body)."""
         st = self.settings
         coding = (resp.headers.get("Content-Encoding") or "identity").strip().lower()
         if coding in ("gzip", "x-gzip", "deflate"):
@@ -194,6 +197,7 @@ class SparqlEndpoint:
         limits = ReadLimits(max_expanded_mb=cap / (1 << 20), max_expansion_ratio=st.max_expansion_ratio)
         out = io.BytesIO()
         raw_bytes = 0
+        lines = 0
         for chunk in resp.raw.stream(1 << 16, decode_content=False):
             if cancel.is_set():
                 return b""
@@ -208,6 +212,10 @@ class SparqlEndpoint:
                     raise self._fail(f"its {coding} answer does not decompress ({exc})") from None
             for piece in pieces:
                 out.write(piece)
+                lines += piece.count(b"\n")
+            if max_lines is not None and lines > max_lines + 1:  # one spare: a trailing blank line
+                raise self._fail(f"it answered more than {max_lines} triples to LIMIT {max_lines}: it ignores LIMIT, "
+                                 "so its pages cannot be read")
             why = limits.expansion_problem(out.tell(), raw_bytes if inflater is not None else out.tell(),
                                            cap_mb=cap / (1 << 20), cap_key=f"{_KEY}.max_answer_mb",
                                            ratio_key=f"{_KEY}.max_expansion_ratio")
@@ -263,7 +271,7 @@ class SparqlEndpoint:
 
         with build_bar(progress and bool(count), f"reading {self.shown}", count or 0, unit="triples") as advance:
             while True:
-                body = self._post(_PAGE.format(limit=page, offset=offset), "application/n-triples")
+                body = self._post(_PAGE.format(limit=page, offset=offset), "application/n-triples", max_lines=page)
                 got = body.count(b"\n")
                 if got and body == last_page:
                     raise self._fail(f"it answered OFFSET {offset} with the same triples as OFFSET {offset - page}: "
