@@ -53,6 +53,8 @@ class FakeEndpoint:
         self.url = f"http://127.0.0.1:{self.server.server_port}/query"
 
     def answer(self, query: str) -> bytes:
+        # pages in a stable order (rdflib's own follows its hash sets, which an edit reshuffles)
+        query = query.replace("WHERE { ?s ?p ?o } LIMIT", "WHERE { ?s ?p ?o } ORDER BY ?s ?p ?o LIMIT")
         result = self.graph.query(query)
         if "CONSTRUCT" in query:
             return result.graph.serialize(format="nt", encoding="utf-8")  # type: ignore[union-attr]

@@ -127,9 +127,9 @@ class SparqlEndpoint:
         threading.Thread(target=work, name="hublab-sparql", daemon=True).start()
         try:
             if not done.wait(min(st.notice_after_s, st.answer_timeout_s)):
-                print(f"waiting for SPARQL endpoint {self.shown} … (no complete answer after "
-                      f"{st.notice_after_s:g} s; it gets {st.answer_timeout_s:g} s: {_KEY}.answer_timeout_s)",
-                      file=sys.stderr, flush=True)
+                print(f"waiting for SPARQL endpoint {self.shown} … (no complete answer after {st.notice_after_s:g} s; "
+                      f"given up after {st.read_timeout_s:g} s without a byte or {st.answer_timeout_s:g} s in all: "
+                      f"{_KEY}.read_timeout_s, answer_timeout_s)", file=sys.stderr, flush=True)
                 if not done.wait(max(0.0, st.answer_timeout_s - st.notice_after_s)):
                     raise self._fail(f"no complete answer within {st.answer_timeout_s:g} s (raise "
                                      f"{_KEY}.answer_timeout_s for a slow endpoint)")
