@@ -66,13 +66,18 @@ def test_a_graph_edited_while_it_is_read_is_refused(tmp_path):
     assert "\n" not in str(err.value) and fake.url in str(err.value)
 
 
-def test_an_endpoint_ignoring_limit_and_offset_stops_paging(tmp_path):
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_an_endpoint_ignoring_limit_and_offset_stops_paging(tmp_path, shuffled):
     graph = small_graph(40)
 
     def same_page(query, h):
         if "CONSTRUCT" not in query:
             return False
-        h.answer(fake.answer(re.sub(r"OFFSET \d+", "OFFSET 0", query)), "application/n-triples")
+        body = fake.answer(re.sub(r"OFFSET \d+", "OFFSET 0", query))
+        if shuffled:  # the same triples in another order each time
+            lines = body.splitlines(keepends=True)
+            body = b"".join(lines[len(fake.queries) % len(lines):] + lines[:len(fake.queries) % len(lines)])
+        h.answer(body, "application/n-triples")
         return True
 
     with FakeEndpoint(graph, same_page) as fake:
@@ -80,7 +85,7 @@ def test_an_endpoint_ignoring_limit_and_offset_stops_paging(tmp_path):
         src = resolve_graph(fake.url, st)
         done, value = within(10, lambda: load_source(src, st))
     assert done, "paging did not end"
-    assert isinstance(value, EndpointError) and "ignores LIMIT/OFFSET" in str(value)
+    assert isinstance(value, EndpointError) and "ignores" in str(value) and "OFFSET" in str(value)
     assert len(fake.queries) < 10
 
 

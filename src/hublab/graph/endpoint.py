@@ -293,6 +293,9 @@ class SparqlEndpoint:
                     what = "does not parse" if not isinstance(exc, ReadRefused) or exc.parse_error else "is refused"
                     raise self._fail(f"its N-Triples answer {what} ({where}: "
                                      f"{' '.join(str(exc).split())[:200]})") from None
+                if got and len(graph) == before_len:
+                    raise self._fail(f"its page at OFFSET {offset} held only triples already read: it ignores OFFSET "
+                                     "(or holds every triple twice across named graphs), so paging would never end")
                 advance(len(graph) - before_len)
                 last_page = body
                 offset += page
