@@ -144,12 +144,12 @@ class UserGraph(_Strict):
 
 
 class Endpoint(_Strict):
-    connect_timeout_s: float | int | None = None
-    read_timeout_s: float | int | None = None
+    connect_timeout_s: float | int | None = Field(default=None, gt=0)
+    read_timeout_s: float | int | None = Field(default=None, gt=0)
     answer_timeout_s: float | int | None = Field(default=None, gt=0)
     notice_after_s: float | int | None = Field(default=None, gt=0)
-    retries: int | None = None
-    page_size: int | None = None
+    retries: int | None = Field(default=None, ge=0)
+    page_size: int | None = Field(default=None, gt=0)  # 0 would page forever
     max_answer_mb: float | int | None = Field(default=None, gt=0)
     max_expansion_ratio: float | int | None = Field(default=None, gt=0)
 

@@ -221,3 +221,13 @@ def test_sigterm_while_pages_are_read_ends_the_command(tmp_path):
     assert took < 5
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("interrupted (SIGTERM)"), err
+
+
+def test_a_page_size_of_zero_is_refused_in_params(tmp_path):
+    from hublab.errors import InputError
+    from hublab.params_schema import load_params
+
+    (tmp_path / "params.yaml").write_text("user_graphs:\n  endpoint: {page_size: 0, answer_timeout_s: -1}\n")
+    with pytest.raises(InputError) as err:
+        load_params(tmp_path / "params.yaml")
+    assert "user_graphs.endpoint.page_size" in str(err.value) and "answer_timeout_s" in str(err.value)

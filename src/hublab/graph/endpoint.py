@@ -263,7 +263,7 @@ class SparqlEndpoint:
         limits = limits or ReadLimits()
         graph = Graph()
         bnodes: dict = {}
-        page = self.settings.page_size
+        page = max(1, self.settings.page_size)  # LIMIT 0 answers nothing, forever
         offset = 0
         lines = 0
         last_page = b""
