@@ -144,10 +144,20 @@ class UserGraph(_Strict):
 
 
 class Endpoint(_Strict):
-    connect_timeout_s: float | int | None = None
-    read_timeout_s: float | int | None = None
-    retries: int | None = None
-    page_size: int | None = None
+    connect_timeout_s: float | int | None = Field(default=None, gt=0)
+    read_timeout_s: float | int | None = Field(default=None, gt=0)
+    answer_timeout_s: float | int | None = Field(default=None, gt=0)
+    notice_after_s: float | int | None = Field(default=None, gt=0)
+    retries: int | None = Field(default=None, ge=0)
+    page_size: int | None = Field(default=None, gt=0)  # 0 would page forever
+    max_answer_mb: float | int | None = Field(default=None, gt=0)
+    max_expansion_ratio: float | int | None = Field(default=None, gt=0)
+
+
+class ReadLimits(_Strict):
+    max_expanded_mb: float | int | None = Field(default=None, gt=0)
+    max_expansion_ratio: float | int | None = Field(default=None, gt=0)
+    max_line_mb: float | int | None = Field(default=None, gt=0)
 
 
 class UserIndex(_Strict):
@@ -177,6 +187,7 @@ class UserCompare(_Strict):
 class UserGraphs(_Strict):
     label_predicates: list[str] | None = None
     endpoint: Endpoint | None = None
+    limits: ReadLimits | None = None
     graphs: dict[str, UserGraph] | None = None
     index: list[UserIndex] = []
     runs: list[UserRun] = []

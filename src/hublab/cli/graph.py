@@ -38,11 +38,14 @@ def graphs_cmd(
 
 
 def load_any(graph: Path | str):
-    """Any graph ``--graph`` accepts (a built-in or declared name, an RDF file, a SPARQL endpoint URL)."""
+    """Any graph ``--graph`` accepts (a built-in or declared name, an RDF file, a SPARQL endpoint URL); Ctrl-C or
+    SIGTERM while it is read (an endpoint's pages) is one line and 130/143, not click's "Aborted!"."""
+    from hublab.cli.app import interrupt_message
     from hublab.config import settings
     from hublab.pipeline.resources import load_graph
 
-    return load_graph(str(graph), settings(), progress=want_progress(None))
+    with interrupt_message("the graph was not read; nothing was written"):
+        return load_graph(str(graph), settings(), progress=want_progress(None))
 
 
 @graph_app.command("compare")

@@ -35,6 +35,7 @@ from hublab.graph.vocabulary import (
     skolemise,
     type_name,
 )
+from hublab.limits import ReadLimits
 
 HUBLAB_PREDICATE = Namespace("https://hublab.dev/predicate/")
 __all__ = ["HUBLAB_PREDICATE", "LITERAL_CLASS", "ORKG_CLASS", "ORKG_PREDICATE", "ORKG_RESOURCE", "GraphError",
@@ -264,9 +265,10 @@ class RdfKnowledgeGraph(KnowledgeGraph):
     # ---------------- persistence ----------------
     @classmethod
     def load(cls, path: str | Path, *, name: str | None = None, vocabulary: Vocabulary | None = None,
-             progress: bool = False) -> RdfKnowledgeGraph:
+             progress: bool = False, limits: ReadLimits | None = None) -> RdfKnowledgeGraph:
         """Load an RDF file (Turtle, N-Triples, N-Quads, RDF/XML, JSON-LD by suffix, gzipped too: ``.ttl.gz``) in
-        any vocabulary, or an ORKG export (``.json``)."""
+        any vocabulary, or an ORKG export (``.json``); ``limits`` bound how far the file may expand (defaults: see
+        :class:`~hublab.limits.ReadLimits`)."""
         path = Path(path)
         gname = name or path.name.split(".")[0]
         if path.suffix == ".json" and not path.name.endswith(".jsonld"):
@@ -276,7 +278,7 @@ class RdfKnowledgeGraph(KnowledgeGraph):
             return cls.from_triples(triples, entities, name=gname)
         from hublab.graph.rdf_files import read_rdf
 
-        return cls(read_rdf(path, progress=progress), name=gname, vocabulary=vocabulary)
+        return cls(read_rdf(path, progress=progress, limits=limits), name=gname, vocabulary=vocabulary)
 
     def save(self, path: str | Path) -> None:
         """Write Turtle atomically (temp file + rename) so a crash never leaves half a graph."""

@@ -1,8 +1,9 @@
 """Reading an RDF file of any of the common formats into an rdflib graph, chosen by the file's suffix.
 
-The file is read as a stream (gzip decompressed on the fly) through a reader that counts bytes, so a large file
-shows a progress bar while rdflib parses it; N-Quads are flattened into one graph (the graph names dropped).
-A file that does not parse is one located error (file, line where the parser says it).
+The file is read as a stream (gzip decompressed on the fly, bounded by :class:`~hublab.limits.ReadLimits`) through
+a reader that counts bytes, so a large file shows a progress bar while rdflib parses it; N-Quads are flattened into
+one graph (the graph names dropped). Parsing is offline and bounded (:mod:`hublab.graph.parsers`). A file that does
+not parse or passes a bound is one located error (file, line where known).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from pathlib import Path
 from rdflib import Dataset, Graph
 
 from hublab.errors import InputError
+from hublab.graph.parsers import GUARDED_FORMATS, CappedReader, ReadRefused, parse_nquads, parse_ntriples
+from hublab.limits import ReadLimits
 
 #: suffix (after an optional ``.gz``) → rdflib parser
 RDF_FORMATS: dict[str, str] = {
@@ -60,8 +63,9 @@ class _CountingReader(io.RawIOBase):
         return n
 
 
-def read_rdf(path: Path, *, progress: bool = False) -> Graph:
+def read_rdf(path: Path, *, progress: bool = False, limits: ReadLimits | None = None) -> Graph:
     """The triples of an RDF file as an rdflib graph (see the module docstring)."""
+    limits = limits or ReadLimits()
     fmt = rdf_format(path)
     if fmt is None:
         known = ", ".join(sorted(RDF_FORMATS))
@@ -77,18 +81,35 @@ def read_rdf(path: Path, *, progress: bool = False) -> Graph:
 
         bar = bytes_bar(f"reading {path.name}", size)
     raw = path.open("rb")
+    capped: CappedReader | None = None
     try:
         def on_read() -> None:
             if bar is not None:
                 bar.update(raw.tell())
 
-        stream = io.BufferedReader(_CountingReader(raw, on_read), 1 << 20)
-        source = gzip.GzipFile(fileobj=stream) if path.name.lower().endswith(".gz") else stream
+        counting = _CountingReader(raw, on_read)
+        source: io.BufferedIOBase
+        if path.name.lower().endswith(".gz"):  # gzip reads the file in small blocks: raw.tell() is what it consumed
+            capped = CappedReader(gzip.GzipFile(fileobj=counting), raw.tell, limits)
+            source = io.BufferedReader(capped, 1 << 20)
+        else:
+            source = io.BufferedReader(counting, 1 << 20)
         target = Dataset() if fmt in _QUAD_FORMATS else Graph()
-        target.parse(source=source, format=fmt)  # type: ignore[arg-type]
+        if fmt in ("nt", "nquads"):
+            text = io.TextIOWrapper(source, encoding="utf-8", newline="")
+            if fmt == "nt":
+                parse_ntriples(text, target, max_line_chars=limits.max_line_chars)
+            else:
+                parse_nquads(text, target, max_line_chars=limits.max_line_chars)
+        else:
+            target.parse(source=source, format=GUARDED_FORMATS.get(fmt, fmt))  # type: ignore[arg-type]
     except InputError:
         raise
+    except ReadRefused as exc:
+        raise InputError(_refusal(fmt, exc), file=str(path), line=exc.line, field="--graph") from None
     except Exception as exc:  # noqa: BLE001 - rdflib's parsers raise many kinds; each means the file is not valid
+        if capped is not None and capped.refused is not None:  # a parser that wrapped the limit's error
+            raise InputError(str(capped.refused), file=str(path), field="--graph") from None
         raise InputError(f"not valid {fmt}: {_parser_message(exc)}", file=str(path), field="--graph") from None
     finally:
         raw.close()
@@ -100,6 +121,11 @@ def read_rdf(path: Path, *, progress: bool = False) -> Graph:
             flat.add((s, p, o))
         return flat
     return target
+
+
+def _refusal(fmt: str, exc: ReadRefused) -> str:
+    """A bound's message as it stands; a parse error found by HubLab's own readers as rdflib's would read."""
+    return f"not valid {fmt}: {_parser_message(exc)}" if exc.parse_error else str(exc)
 
 
 def _parser_message(exc: BaseException) -> str:

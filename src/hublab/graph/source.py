@@ -22,6 +22,7 @@ from hublab.errors import InputError
 from hublab.graph.endpoint import EndpointSettings, SparqlEndpoint, is_endpoint, shown
 from hublab.graph.rdf_files import RDF_FORMATS, rdf_format
 from hublab.graph.vocabulary import Vocabulary, normalise_type
+from hublab.limits import ReadLimits
 
 #: the params.yaml section of users' graphs: label predicates, endpoint deadlines, declared graphs and their runs
 SECTION = "user_graphs"
@@ -38,6 +39,8 @@ class GraphSource:
     digest: str  #: sha256 of the file, or of the endpoint's URL and fingerprint
     hub_types: tuple[str, ...] = ()  #: HubLink's hub types declared with the graph (params.yaml), if any
     triples: int | None = field(default=None, compare=False)  #: the endpoint's triple count, when known
+    #: the endpoint's (triple count, content digest) when resolved: the graph read must still have it
+    fingerprint: tuple[int, str] | None = field(default=None, compare=False)
 
     @property
     def shown(self) -> str:
@@ -105,6 +108,11 @@ def endpoint_settings(st: Settings) -> EndpointSettings:
     return EndpointSettings.from_params(st.section(SECTION).get("endpoint"))
 
 
+def read_limits(st: Settings) -> ReadLimits:
+    """``params.yaml: user_graphs.limits``: how far reading a graph may expand (defaults when unset)."""
+    return ReadLimits.from_params(st.section(SECTION).get("limits"))
+
+
 def resolve_graph(arg: str, st: Settings) -> GraphSource:
     """``arg`` as a :class:`GraphSource`; an unknown name is one error listing what ``--graph`` accepts."""
     arg = str(arg)
@@ -116,7 +124,7 @@ def resolve_graph(arg: str, st: Settings) -> GraphSource:
         spec = declared[arg]
         inner = _resolve_location(spec["source"], st, base=st.root)
         return GraphSource(arg, "declared" if inner.kind == "file" else "endpoint", inner.location, arg,
-                           inner.digest, tuple(spec["hub_types"]), inner.triples)
+                           inner.digest, tuple(spec["hub_types"]), inner.triples, inner.fingerprint)
     if is_endpoint(arg) or rdf_format(Path(arg)) is not None or Path(arg).suffix == ".json" or "/" in arg \
             or Path(arg).exists():
         return _resolve_location(arg, st, base=Path.cwd())
@@ -136,7 +144,7 @@ def _resolve_location(loc: str, st: Settings, *, base: Path) -> GraphSource:
         bare = f"{parts.scheme}://{parts.hostname}{':' + str(parts.port) if parts.port else ''}{parts.path}"
         digest = hashlib.sha256(f"{bare}\n{content}".encode()).hexdigest()
         return GraphSource(loc, "endpoint", loc, f"{_slug(parts.hostname or 'endpoint')}-{digest[:12]}", digest,
-                           triples=count)
+                           triples=count, fingerprint=(count, content))
     path = Path(loc)
     if not path.is_absolute():
         path = base / path
@@ -164,6 +172,8 @@ def load_source(src: GraphSource, st: Settings, *, progress: bool = False):
         return RdfKnowledgeGraph.load(path, name=src.name)
     if src.kind == "endpoint":
         ep = SparqlEndpoint(src.location, endpoint_settings(st))
-        return RdfKnowledgeGraph(ep.read(expected=src.triples, progress=progress), name=src.name,
-                                 vocabulary=vocabulary(st))
-    return RdfKnowledgeGraph.load(src.location, name=src.name, vocabulary=vocabulary(st), progress=progress)
+        graph = ep.read(fingerprint=src.fingerprint, expected=None if src.fingerprint else src.triples,
+                        progress=progress, limits=read_limits(st))
+        return RdfKnowledgeGraph(graph, name=src.name, vocabulary=vocabulary(st))
+    return RdfKnowledgeGraph.load(src.location, name=src.name, vocabulary=vocabulary(st), progress=progress,
+                                  limits=read_limits(st))
