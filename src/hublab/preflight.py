@@ -19,7 +19,7 @@ from urllib.parse import urlparse
 from hublab.errors import InputError, raise_all
 from hublab.llm.endpoints import LLMEndpoint, llm_endpoints  # noqa: F401 (re-exported)
 from hublab.pipeline.validate import strict_name_problem  # the rules every name follows, a pipeline's own too
-from hublab.redact import redact
+from hublab.redact import scrub
 
 #: seconds to wait for a tracking server before giving up (a closed port answers at once; a black hole does not)
 TRACKING_CONNECT_TIMEOUT_S = 3.0
@@ -139,7 +139,7 @@ def tracking_problem(root: Path, experiment: str | None = None) -> str | None:
 
     uri = tracking_uri(root)
     parsed = urlparse(uri)
-    shown = redact(uri)
+    shown = scrub(uri)
     if parsed.scheme in ("http", "https"):
         port = parsed.port or (443 if parsed.scheme == "https" else 80)
         try:
@@ -620,4 +620,4 @@ def blank_answer_warning(cfg: Any, pairs: list, dataset: str | None) -> list[str
 
 def print_warnings(warnings: list[str]) -> None:
     for w in warnings:
-        print(f"warning: {redact(w)}", file=sys.stderr)
+        print(f"warning: {scrub(w)}", file=sys.stderr)

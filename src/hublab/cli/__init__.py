@@ -51,7 +51,7 @@ def main() -> None:
 
 def report(exc: HubLabError, file: TextIO | None = None) -> None:
     """One ``error:`` line per problem, credentials masked (an error may quote a value the user typed)."""
-    from hublab.redact import redact
+    from hublab.redact import scrub
 
     for line in str(exc).splitlines() or [type(exc).__name__]:
-        print(f"error: {redact(line)}", file=file or sys.stderr)
+        print(f"error: {scrub(line)}", file=file or sys.stderr)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from rdflib import Graph
 
 from hublab.errors import HubLabError
-from hublab.redact import redact
+from hublab.redact import register_url, scrub
 
 
 class EndpointError(HubLabError):
@@ -46,8 +46,8 @@ def is_endpoint(arg: str) -> bool:
 
 
 def shown(url: str) -> str:
-    """The URL as it may be printed or stored: credentials masked."""
-    return redact(url)
+    """The URL as it may be printed or stored: credentials masked (the one masking door, ``hublab.redact.scrub``)."""
+    return scrub(url)
 
 
 # COALESCE: DATATYPE(?o) is unbound for an IRI object, and an unbound argument would make the whole CONCAT unbound
@@ -65,6 +65,7 @@ class SparqlEndpoint:
     def __init__(self, url: str, settings: EndpointSettings | None = None) -> None:
         self.url = url
         self.settings = settings or EndpointSettings()
+        register_url(url)  # its password (and the Basic token built from it) is masked wherever it turns up
         self.requests = 0
 
     @property
@@ -93,14 +94,14 @@ class SparqlEndpoint:
                 last = f"cannot connect ({_reason(exc)})"
                 continue
             except requests.exceptions.RequestException as exc:
-                raise EndpointError(f"SPARQL endpoint {self.shown}: {redact(_reason(exc))}") from None
+                raise EndpointError(f"SPARQL endpoint {self.shown}: {scrub(_reason(exc))}") from None
             if resp.status_code >= 500 or resp.status_code == 429:
                 last = f"HTTP {resp.status_code}"
                 continue
             if resp.status_code != 200:
                 body = " ".join(resp.text.split())[:200]
                 raise EndpointError(f"SPARQL endpoint {self.shown}: HTTP {resp.status_code} "
-                                    f"({redact(body) or resp.reason})")
+                                    f"({scrub(body) or scrub(resp.reason or '')})")
             return resp.content
         raise EndpointError(f"SPARQL endpoint {self.shown}: {last} after {st.retries + 1} tries (is it running, and "
                             "is this its query URL?)")

@@ -43,6 +43,10 @@ class GraphSource:
     def shown(self) -> str:
         return shown(self.location) if self.kind == "endpoint" else self.location
 
+    def __repr__(self) -> str:  # the dataclass's would print an endpoint's credentials (arg, location)
+        return (f"GraphSource(arg={shown(self.arg)!r}, kind={self.kind!r}, location={self.shown!r}, "
+                f"name={self.name!r}, digest={self.digest!r})")
+
     @property
     def builtin(self) -> bool:
         """One of the thesis's graphs (ORKG ids; the research field is its root entity)."""

@@ -233,12 +233,12 @@ class Retriever(ABC):
             checked = model(**params)
         except pydantic.ValidationError as exc:
             from hublab.errors import raise_all
-            from hublab.redact import redact
+            from hublab.redact import scrub
 
             errors = []
             for err in exc.errors():
                 key = ".".join(str(p) for p in err.get("loc", ()))
-                got = redact(repr(err.get("input")))[:120]
+                got = scrub(repr(err.get("input")))[:120]
                 errors.append(InputError(f"{err.get('msg', 'invalid value')} (got {got})", file=source,
                                          field=f"retriever.params.{key}"))
             raise_all(errors)
