@@ -76,14 +76,18 @@ def compare_cmd(
     csv_path, md_path = write_report(res, out_dir, graph, dataset)
     parent = log_comparison(st.root, experiment, graph, dataset, chosen, limit, [csv_path, md_path], res=res,
                             thesis=thesis_reference(st), max_output_triples=max_output_triples)
+    from hublab.redact import scrub  # an endpoint URL's credentials
+
     if as_json:
         import json
 
-        typer.echo(json.dumps({"graph": graph, "dataset": dataset, "mlflow_comparison_run": parent, "rows": res.rows,
-                               "skipped": [{"pipeline": p, "why": w} for p, w in res.skipped]}, indent=1, default=str))
-        return
-    Console().print(markdown(res, graph, dataset))
-    Console().print(f"wrote {csv_path} and {md_path}; MLflow comparison run {parent} (experiment {experiment})")
+        typer.echo(scrub(json.dumps({"graph": graph, "dataset": dataset, "mlflow_comparison_run": parent,
+                                     "rows": res.rows, "skipped": [{"pipeline": p, "why": w} for p, w in res.skipped]},
+                                    indent=1, default=str)))
+    else:
+        Console().print(scrub(markdown(res, graph, dataset)))
+        Console().print(f"wrote {csv_path} and {md_path}; MLflow comparison run {parent} (experiment {experiment})")
+    _exit_if_failed([str(r.get("status", "")) for r in res.rows], md_path)
 
 
 def _fair(pipelines: list[Path] | None, limit: int | None, out: Path | None, bound: int | None, as_json: bool,
@@ -123,10 +127,22 @@ def _fair(pipelines: list[Path] | None, limit: int | None, out: Path | None, bou
 
         typer.echo(json.dumps({"rows": csv_rows(rows), "mlflow_comparison_run": written["mlflow_parent"]},
                               indent=1, default=str))
-        return
-    con = Console()
-    shown = {"md": written["md"], "latex": written["tex"], "csv": written["csv"]}[fmt]
-    con.print(shown.read_text(encoding="utf-8"), markup=False, highlight=False, soft_wrap=True)
-    con.print(f"wrote {written['csv']}, {written['md']}, {', '.join(str(p) for p in written['figures'])}; MLflow "
-              f"comparison run {written['mlflow_parent']} (experiment {experiment}; its headline columns: mlflow ui, "
-              f"then {logged.view})", markup=False, highlight=False)
+    else:
+        con = Console()
+        shown = {"md": written["md"], "latex": written["tex"], "csv": written["csv"]}[fmt]
+        con.print(shown.read_text(encoding="utf-8"), markup=False, highlight=False, soft_wrap=True)
+        con.print(f"wrote {written['csv']}, {written['md']}, {', '.join(str(p) for p in written['figures'])}; "
+                  f"MLflow comparison run {written['mlflow_parent']} (experiment {experiment}; its headline columns: "
+                  f"mlflow ui, then {logged.view})", markup=False, highlight=False)
+    _exit_if_failed([r.status for r in rows], written["md"])
+
+
+def _exit_if_failed(statuses: list[str], where: Path) -> None:
+    """A FAILED run is marked in the written comparison, then the command exits 1 saying so (a PARTIAL one warns)."""
+    from hublab.reports.tables import status_verdict
+
+    line, failed = status_verdict(statuses, where)
+    if line:
+        typer.echo(line, err=True)
+    if failed:
+        raise typer.Exit(1)

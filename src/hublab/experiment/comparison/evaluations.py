@@ -50,8 +50,10 @@ def evaluation_rows(st: Settings) -> list[dict[str, Any]]:
             continue
         m = json.loads(path.read_text())
         method = _method(run, st)
-        rows.append({"run": f"{run['pipeline']} on {run['dataset']}", "method": method, "pipeline": run["pipeline"],
-                     "graph": run["graph"], "dataset": run["dataset"], **{k: m.get(k) for k in SHOWN}})
+        row = {"run": f"{run['pipeline']} on {run['dataset']}", "method": method, "pipeline": run["pipeline"],
+               "graph": run["graph"], "dataset": run["dataset"], **{k: m.get(k) for k in SHOWN}}
+        status = tables.run_status(int(m.get(names.N_QUESTIONS) or 0), int(m.get("n_errors") or 0))
+        rows.append({**row, tables.STATUS: status} if status else row)
         ref = thesis.number(method, run["graph"])
         if ref:
             rows.append({"run": f"  thesis {label(thesis.name(method), run['graph'])}", "method": method,
@@ -61,9 +63,14 @@ def evaluation_rows(st: Settings) -> list[dict[str, Any]]:
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    """The table, headed by the readable labels (no trailing newline)."""
+    """The table, headed by the readable labels (no trailing newline); a run that did not answer every question
+    is marked (a ``status`` column and a line above the table)."""
     columns = [tables.field(key, heading, tables.by_size) for key, heading in [("run", "run"), *COLUMNS]]
-    return tables.markdown_table(columns, rows)
+    note = tables.status_note(str(r.get(tables.STATUS, "")) for r in rows)
+    if not note:
+        return tables.markdown_table(columns, rows)
+    columns.insert(1, tables.field(tables.STATUS))
+    return note + "\n\n" + tables.markdown_table(columns, rows)
 
 
 def write_report(st: Settings, out_dir: Path) -> tuple[Path, Path]:
@@ -71,5 +78,6 @@ def write_report(st: Settings, out_dir: Path) -> tuple[Path, Path]:
     evaluation under the metric names: the data of ``dvc plots``); returns (csv, md)."""
     rows = evaluation_rows(st)
     text = (markdown(rows) if rows else "no evaluation results yet: run `dvc repro`") + "\n"
-    return tables.write_report(out_dir, "methods", text, [r for r in rows if r["pipeline"] != "thesis"], CSV_FIELDS)
+    fields = [*CSV_FIELDS, tables.STATUS] if any(r.get(tables.STATUS) for r in rows) else CSV_FIELDS
+    return tables.write_report(out_dir, "methods", text, [r for r in rows if r["pipeline"] != "thesis"], fields)
 
