@@ -126,8 +126,11 @@ def _artifacts_problem(root: Path, experiment: str | None) -> str | None:
 
     name = experiment or str(_settings(root).section("tracking").get("experiment", "hublab"))
     arts = root / "mlruns" / "artifacts"
-    folder = arts / name if (arts / name).exists() or (arts / name).is_symlink() else arts  # where runs go
-    why = _probe_dir(folder) if folder.exists() or folder.is_symlink() else None
+    try:
+        folder = arts / name if (arts / name).exists() or (arts / name).is_symlink() else arts  # where runs go
+        why = _probe_dir(folder) if folder.exists() or folder.is_symlink() else None
+    except OSError as exc:  # a name the file system refuses (too long): one line, not a traceback
+        return f"the MLflow artifacts folder of experiment {name[:40]!r}… cannot be used: {exc.strerror or exc}"
     return f"MLflow artifacts folder {folder} cannot be written: {why}" if why else None
 
 
@@ -468,6 +471,10 @@ def check_run(pipeline: Path, graph: str, dataset: str | None, *, settings: Any,
     from hublab.pipeline.config import load_pipeline
 
     errors: list[InputError] = []
+    # names first, and alone: a bad --experiment is refused before a graph is read, and never reaches the artifact
+    # folder probe (a 400-character name is a path the file system refuses)
+    check_names(errors, experiment=experiment)
+    raise_all(errors)
     out = Checked()
     if llm_base_url:
         from hublab.redact import secret_value_problem
@@ -526,7 +533,6 @@ def check_run(pipeline: Path, graph: str, dataset: str | None, *, settings: Any,
                                     "scored as its own question")
         if pairs and graph_ok:
             _catch(errors, golden_id_check, out, pairs, dataset, graph, settings, strict)
-    check_names(errors, experiment=experiment)
     for opt, path, probe in (("--output", output, output_file_problem), ("--stats", stats_out, output_file_problem),
                              ("--report-dir", report_dir, output_dir_problem)):
         if path is not None:

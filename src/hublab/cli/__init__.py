@@ -34,6 +34,15 @@ def main() -> None:
         raise SystemExit(2)
     try:
         app()
+    except SystemExit as exc:
+        interrupted = _unreported_interrupt(exc)
+        if interrupted is None:
+            raise
+        from hublab.signals import describe
+
+        what, code = describe(interrupted)  # 143 for SIGTERM, 129 for SIGHUP (typer says 130 for any, silently)
+        print(f"interrupted ({what}): stopped before any run started; rerun the same command", file=sys.stderr)
+        raise SystemExit(code) from None
     except HubLabError as exc:
         report(exc)
         raise SystemExit(2) from exc
@@ -47,6 +56,17 @@ def main() -> None:
                            f"{str(getattr(exc, 'orig', exc)).splitlines()[0]}); what was done is kept: rerun the "
                            "same command once it is released"))
         raise SystemExit(2) from exc
+
+
+def _unreported_interrupt(exc: SystemExit) -> KeyboardInterrupt | None:
+    """The Ctrl-C, SIGTERM or SIGHUP that typer turned into a silent exit 130 (``raise Exit(130) from`` it): one that
+    arrived where no command reports it (loading, checks, before a run). None when a command said it already (it
+    exits with ``from None``) or the exit is not an interrupt's."""
+    context = exc.__context__
+    cause = getattr(context, "__cause__", None)
+    if exc.code == 130 and isinstance(cause, KeyboardInterrupt):
+        return cause
+    return None
 
 
 def report(exc: HubLabError, file: TextIO | None = None) -> None:

@@ -41,11 +41,13 @@ def compare_cmd(
     experiment ``compare-fair``)."""
     from rich.console import Console
 
-    from hublab.errors import raise_all
-    from hublab.preflight import check_names
+    from hublab.errors import InputError, raise_all
+    from hublab.preflight import check_names, output_dir_problem
 
     problems: list = []
     check_names(problems, experiment=experiment)
+    if out is not None and (why := output_dir_problem(out)):  # before any run: not after an hour of them
+        problems.append(InputError(why, file=str(out), field="--out"))
     raise_all(problems)
     if graph is None:
         _fair(pipelines, limit, out, max_output_triples, as_json, graphs, experiment, fmt)

@@ -12,6 +12,7 @@ searched with an index built for the old one; reading checks that the count it r
 from __future__ import annotations
 
 import hashlib
+import math
 import time
 from dataclasses import dataclass
 
@@ -64,6 +65,7 @@ class SparqlEndpoint:
 
     def __init__(self, url: str, settings: EndpointSettings | None = None) -> None:
         self.url = url
+        register_url(url)  # its password (and the Basic token built from it) is masked wherever it turns up
         self.settings = settings or EndpointSettings()
         register_url(url)  # its password (and the Basic token built from it) is masked wherever it turns up
         self.requests = 0
@@ -113,8 +115,9 @@ class SparqlEndpoint:
         try:
             data = json.loads(body)
             return [{k: v["value"] for k, v in row.items()} for row in data["results"]["bindings"]]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise EndpointError(f"SPARQL endpoint {self.shown}: not a SPARQL JSON result ({exc})") from None
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:  # a list where a dict belongs
+            raise EndpointError(f"SPARQL endpoint {self.shown}: not a SPARQL JSON result "
+                                f"({scrub(' '.join(str(exc).split()))[:160]})") from None
 
     def fingerprint(self) -> tuple[int, str]:
         """(triple count, digest of the endpoint's content) from one aggregate query."""
@@ -122,7 +125,7 @@ class SparqlEndpoint:
         if not rows or "n" not in rows[0]:
             raise EndpointError(f"SPARQL endpoint {self.shown}: the fingerprint query returned no count")
         row = rows[0]
-        count = int(float(row["n"]))
+        count = _count(row["n"], self.shown)
         digest = hashlib.sha256(f"{count} {row.get('a', 0)} {row.get('b', 0)}".encode()).hexdigest()
         return count, digest
 
@@ -154,6 +157,24 @@ class SparqlEndpoint:
                                 f"{expected} (did the graph change while it was read, or does it hold duplicates "
                                 "across named graphs?)")
         return graph
+
+
+#: more triples than any endpoint holds: a larger count is a malformed answer, not a graph
+MAX_TRIPLES = 10**15
+
+
+def _count(value: object, where: str) -> int:
+    """The fingerprint's triple count: a whole number from 0 to :data:`MAX_TRIPLES` (``"12"``, ``"12.0"``, ``"1.2E1"``),
+    else one error naming the endpoint and the value (not ``ValueError``/``OverflowError`` from ``int(float(...))``)."""
+    text = str(value).strip()
+    try:
+        number = float(text)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number) or not number.is_integer() or not 0 <= number <= MAX_TRIPLES:
+        raise EndpointError(f"SPARQL endpoint {where}: the fingerprint query's count ?n is {scrub(text)[:40]!r}; "
+                            f"expected a whole number of triples from 0 to {MAX_TRIPLES:.0e}")
+    return int(number)
 
 
 def _reason(exc: BaseException) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 from rdflib import Dataset, Graph
 
 from hublab.errors import InputError
+from hublab.graph.ill_typed import counted
 
 #: suffix (after an optional ``.gz``) → rdflib parser
 RDF_FORMATS: dict[str, str] = {
@@ -85,7 +86,8 @@ def read_rdf(path: Path, *, progress: bool = False) -> Graph:
         stream = io.BufferedReader(_CountingReader(raw, on_read), 1 << 20)
         source = gzip.GzipFile(fileobj=stream) if path.name.lower().endswith(".gz") else stream
         target = Dataset() if fmt in _QUAD_FORMATS else Graph()
-        target.parse(source=source, format=fmt)  # type: ignore[arg-type]
+        with counted(str(path)):  # ill-typed literals: one warning line, not a traceback each
+            target.parse(source=source, format=fmt)  # type: ignore[arg-type]
     except InputError:
         raise
     except Exception as exc:  # noqa: BLE001 - rdflib's parsers raise many kinds; each means the file is not valid

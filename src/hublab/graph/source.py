@@ -167,7 +167,10 @@ def load_source(src: GraphSource, st: Settings, *, progress: bool = False):
                              "`hublab data snapshot`)", file=str(path))
         return RdfKnowledgeGraph.load(path, name=src.name)
     if src.kind == "endpoint":
+        from hublab.graph.ill_typed import counted
+
         ep = SparqlEndpoint(src.location, endpoint_settings(st))
-        return RdfKnowledgeGraph(ep.read(expected=src.triples, progress=progress), name=src.name,
-                                 vocabulary=vocabulary(st))
+        with counted(ep.shown):
+            triples = ep.read(expected=src.triples, progress=progress)
+        return RdfKnowledgeGraph(triples, name=src.name, vocabulary=vocabulary(st))
     return RdfKnowledgeGraph.load(src.location, name=src.name, vocabulary=vocabulary(st), progress=progress)

@@ -10,6 +10,7 @@ same names as MLflow); only the Markdown table is headed by the readable labels 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,7 @@ def evaluation_rows(st: Settings) -> list[dict[str, Any]]:
         path = st.root / "reports" / "eval" / f"{run['pipeline']}-{run['dataset']}" / "metrics.json"
         if not path.exists():
             continue
-        m = json.loads(path.read_text())
+        m = read_metrics(path)
         method = _method(run, st)
         row = {"run": f"{run['pipeline']} on {run['dataset']}", "method": method, "pipeline": run["pipeline"],
                "graph": run["graph"], "dataset": run["dataset"], **{k: m.get(k) for k in SHOWN}}
@@ -60,6 +61,31 @@ def evaluation_rows(st: Settings) -> list[dict[str, Any]]:
                          "pipeline": "thesis", "graph": run["graph"], "dataset": run["dataset"],
                          **{k: ref.get(k) for k in SHOWN}})
     return rows
+
+
+def read_metrics(path: Path) -> dict[str, Any]:
+    """An evaluation's ``metrics.json``: an object of numbers, else one error naming the file (a damaged or
+    hand-edited file is not a traceback)."""
+    from hublab.errors import InputError
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else " ".join(str(exc).split())[:160]
+        raise InputError(f"not a readable metrics file ({why}): rerun its evaluation (`dvc repro evaluate`)",
+                         file=str(path)) from None
+    if not isinstance(data, dict):
+        raise InputError(f"expected a JSON object of metric names and numbers, got {type(data).__name__}",
+                         file=str(path))
+    for key in (*SHOWN, "n_errors"):
+        value = data.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise InputError(f"expected a number or null, got {type(value).__name__}", file=str(path), field=key)
+        if key in (names.N_QUESTIONS, "n_errors") and value is not None and not (
+                math.isfinite(value) and value >= 0 and float(value).is_integer()):
+            raise InputError(f"expected a count (a whole number of 0 or more), got {value!r}", file=str(path),
+                             field=key)
+    return data
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
