@@ -471,10 +471,11 @@ def check_run(pipeline: Path, graph: str, dataset: str | None, *, settings: Any,
     from hublab.pipeline.config import load_pipeline
 
     errors: list[InputError] = []
-    # names first, and alone: a bad --experiment is refused before a graph is read, and never reaches the artifact
-    # folder probe (a 400-character name is a path the file system refuses)
-    check_names(errors, experiment=experiment)
-    raise_all(errors)
+    # names first: a bad --experiment is reported with every other problem, but no graph is resolved or read for it
+    # and it never reaches the artifact folder probe (a 400-character name is a path the file system refuses)
+    bad_names: list[InputError] = []
+    check_names(bad_names, experiment=experiment)
+    names_ok = not bad_names
     out = Checked()
     if llm_base_url:
         from hublab.redact import secret_value_problem
@@ -499,7 +500,7 @@ def check_run(pipeline: Path, graph: str, dataset: str | None, *, settings: Any,
                 errors.append(bad_model)
     from hublab.pipeline.resources import graph_source
 
-    source = _catch(errors, graph_source, graph, settings)
+    source = _catch(errors, graph_source, graph, settings) if names_ok else None
     if source is not None and not source.builtin:
         # a user's file or endpoint is read here, once per process (the run reuses it), with a bar on a terminal:
         # a large file parses for minutes
@@ -533,13 +534,14 @@ def check_run(pipeline: Path, graph: str, dataset: str | None, *, settings: Any,
                                     "scored as its own question")
         if pairs and graph_ok:
             _catch(errors, golden_id_check, out, pairs, dataset, graph, settings, strict)
+    errors.extend(bad_names)
     for opt, path, probe in (("--output", output, output_file_problem), ("--stats", stats_out, output_file_problem),
                              ("--report-dir", report_dir, output_dir_problem)):
         if path is not None:
             why = probe(path)
             if why:
                 errors.append(InputError(why, file=str(path), field=opt))
-    if tracking:
+    if tracking and names_ok:
         bound_tracking_retries()
         why = tracking_problem(settings.root, experiment)
         if why:
