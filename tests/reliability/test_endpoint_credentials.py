@@ -177,3 +177,12 @@ def test_a_run_over_an_endpoint_with_credentials_leaves_them_nowhere(oxigraph, t
     st = Settings(tmp_path, {"paths": {"graphs": "g", "snapshots": "s", "indices": "models", "cache": ".cache"}})
     other = plain.replace("http://", "http://bob:another-secret@") + "?api_key=another-key"
     assert resolve_graph(url, st).name == resolve_graph(other, st).name == resolve_graph(plain, st).name
+
+
+def test_a_comparisons_key_holds_no_credential():
+    from hublab.experiment.comparison.single_graph import comparison_key
+
+    a = comparison_key(f"http://alice:{PASSWORD}@127.0.0.1:7/query?api_key={KEY}", "q.csv", [], None, None)
+    assert a == comparison_key("http://bob:other@127.0.0.1:7/query?api_key=other", "q.csv", [], None, None)
+    assert a == comparison_key("http://127.0.0.1:7/query", "q.csv", [], None, None)
+    assert comparison_key("gv1", "gv1", [], None, None) != a
