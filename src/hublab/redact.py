@@ -34,7 +34,9 @@ SECRET_HINTS = ("api_key", "apikey", "token", "password", "secret")
 _NOT_SECRET = ("_env", "_tokens")  # env var names and token *counts* (max_tokens) are fine
 _REGISTERED: set[str] = set()
 _REGISTERED_LOCK = threading.Lock()
-_URL_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^/\s@:?#]*(?::[^/\s@?#]*)?)@")
+#: ``scheme://userinfo@``: up to the authority's *last* ``@`` (a password may hold an unencoded ``@``), never across a
+#: path, query, blank or quote
+_URL_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^/\s?#\"'<>`]*)@")
 #: ``name=value`` after ``?``, ``&``, ``;`` or ``#`` in a URL (or a bare query string): the value up to the next
 #: separator, blank or quote; whether the name is a credential's: :func:`secret_param_name`
 _URL_PARAM = re.compile(r"(?P<lead>[?&;#])(?P<name>[A-Za-z0-9_.\-\[\]]+)=(?P<value>[^&;#\s\"'<>]+)")
@@ -191,9 +193,20 @@ def mask_known(text: str, extra: list[str] | tuple[str, ...] = ()) -> str:
     return text
 
 
-def scrub(text: str, extra: list[str] | tuple[str, ...] = ()) -> str:
-    """The one scrubber: known key values (:func:`mask_known`), then credentials by their shape (:func:`redact`)."""
-    return redact(mask_known(text, extra)) if text else text
+#: the shortest credential of a message's own URL that is masked by value (``own`` of :func:`scrub`)
+MIN_OWN_LEN = 3
+
+
+def scrub(text: str, extra: list[str] | tuple[str, ...] = (), *, own: list[str] | tuple[str, ...] = ()) -> str:
+    """The one scrubber: known key values (:func:`mask_known`), then credentials by their shape (:func:`redact`).
+    ``own``: the credentials of the URL the text is about (:func:`url_secrets`), masked even when shorter than a
+    registered key may be (an endpoint's error page quoting a 4-letter password)."""
+    if not text:
+        return text
+    text = mask_known(text, extra)
+    for value in sorted((v for v in own if len(v) >= MIN_OWN_LEN), key=len, reverse=True):
+        text = text.replace(value, MASK)
+    return redact(text)
 
 
 def scrub_log_records() -> None:

@@ -186,3 +186,14 @@ def test_a_comparisons_key_holds_no_credential():
     assert a == comparison_key("http://bob:other@127.0.0.1:7/query?api_key=other", "q.csv", [], None, None)
     assert a == comparison_key("http://127.0.0.1:7/query", "q.csv", [], None, None)
     assert comparison_key("gv1", "gv1", [], None, None) != a
+
+
+def test_a_short_password_with_an_at_sign_is_masked_in_the_endpoints_error_page(echo_server: int):
+    """A password too short to be registered (``p@ss``), its ``@`` unencoded: masked in the URL shown and in the
+    page that quotes it."""
+    url = f"http://bob:p@ss@127.0.0.1:{echo_server}/query"
+    assert scrub(url) == f"http://***@127.0.0.1:{echo_server}/query"
+    with pytest.raises(EndpointError) as err:
+        SparqlEndpoint(url).fingerprint()
+    text = str(err.value)
+    assert "HTTP 401" in text and "p@ss" not in text and base64.b64encode(b"bob:p@ss").decode() not in text

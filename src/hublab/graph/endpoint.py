@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from rdflib import Graph
 
 from hublab.errors import HubLabError
-from hublab.redact import register_url, scrub
+from hublab.redact import register_url, scrub, url_secrets
 
 
 class EndpointError(HubLabError):
@@ -103,7 +103,7 @@ class SparqlEndpoint:
             if resp.status_code != 200:
                 body = " ".join(resp.text.split())[:200]
                 raise EndpointError(f"SPARQL endpoint {self.shown}: HTTP {resp.status_code} "
-                                    f"({scrub(body) or scrub(resp.reason or '')})")
+                                    f"({scrub(body, own=url_secrets(self.url)) or scrub(resp.reason or '')})")
             return resp.content
         raise EndpointError(f"SPARQL endpoint {self.shown}: {last} after {st.retries + 1} tries (is it running, and "
                             "is this its query URL?)")
