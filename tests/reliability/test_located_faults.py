@@ -114,6 +114,18 @@ def test_report_compare_out_that_cannot_be_written_is_refused_before_any_run(pro
         assert out.read_text() == "mine\n"
 
 
+@pytest.mark.parametrize("where", ["/proc/hublab-summary", "a-file", "a-file/below"])
+def test_report_summary_out_that_cannot_be_written_is_one_line(project: Path, where: str):
+    out = Path(where) if where.startswith("/") else project / where
+    if where.startswith("a-file"):
+        (project / "a-file").write_text("mine\n")
+    code, text = _cli(["report", "summary", "--out", str(out)])
+    line = _one_error_line(text)
+    assert code == 2 and "--out" in line and str(out) in line
+    if where.startswith("a-file"):
+        assert (project / "a-file").read_text() == "mine\n"
+
+
 @pytest.mark.parametrize("damage", [b"{not json", b"[1, 2]", b'{"n_questions": "many"}', b'{"n_errors": NaN}',
                                     b"\xff\xfe\x00"], ids=["syntax", "list", "text-count", "nan-count", "binary"])
 def test_a_damaged_metrics_json_is_one_line_naming_the_file(project: Path, damage: bytes):
