@@ -93,10 +93,11 @@ class SparqlEndpoint:
                 last = f"no answer within {st.read_timeout_s:g} s"
                 continue
             except requests.exceptions.ConnectionError as exc:
-                last = f"cannot connect ({_reason(exc)})"
+                last = f"cannot connect ({scrub(_reason(exc), own=url_secrets(self.url))})"
                 continue
             except requests.exceptions.RequestException as exc:
-                raise EndpointError(f"SPARQL endpoint {self.shown}: {scrub(_reason(exc))}") from None
+                said = scrub(_reason(exc), own=url_secrets(self.url))
+                raise EndpointError(f"SPARQL endpoint {self.shown}: {said}") from None
             if resp.status_code >= 500 or resp.status_code == 429:
                 last = f"HTTP {resp.status_code}"
                 continue
