@@ -103,7 +103,9 @@ class LoadedPipeline:
         return self._pipeline.run(question, topic_entity, value).answer
 
     def __repr__(self) -> str:
-        return f"LoadedPipeline({self.name!r}, graph={self.graph!r})"
+        from hublab.redact import scrub
+
+        return f"LoadedPipeline({self.name!r}, graph={scrub(self.graph)!r})"  # an endpoint's password never shown
 
 
 def load_pipeline(name_or_path: str | Path, graph: str, *, root: str | Path | None = None,

@@ -19,7 +19,7 @@ from urllib.parse import urlparse
 from hublab.errors import InputError, raise_all
 from hublab.llm.endpoints import LLMEndpoint, llm_endpoints  # noqa: F401 (re-exported)
 from hublab.pipeline.validate import strict_name_problem  # the rules every name follows, a pipeline's own too
-from hublab.redact import redact
+from hublab.redact import scrub
 
 #: seconds to wait for a tracking server before giving up (a closed port answers at once; a black hole does not)
 TRACKING_CONNECT_TIMEOUT_S = 3.0
@@ -126,8 +126,11 @@ def _artifacts_problem(root: Path, experiment: str | None) -> str | None:
 
     name = experiment or str(_settings(root).section("tracking").get("experiment", "hublab"))
     arts = root / "mlruns" / "artifacts"
-    folder = arts / name if (arts / name).exists() or (arts / name).is_symlink() else arts  # where runs go
-    why = _probe_dir(folder) if folder.exists() or folder.is_symlink() else None
+    try:
+        folder = arts / name if (arts / name).exists() or (arts / name).is_symlink() else arts  # where runs go
+        why = _probe_dir(folder) if folder.exists() or folder.is_symlink() else None
+    except OSError as exc:  # a name the file system refuses (too long): one line, not a traceback
+        return f"the MLflow artifacts folder of experiment {name[:40]!r}… cannot be used: {exc.strerror or exc}"
     return f"MLflow artifacts folder {folder} cannot be written: {why}" if why else None
 
 
@@ -139,7 +142,7 @@ def tracking_problem(root: Path, experiment: str | None = None) -> str | None:
 
     uri = tracking_uri(root)
     parsed = urlparse(uri)
-    shown = redact(uri)
+    shown = scrub(uri)
     if parsed.scheme in ("http", "https"):
         port = parsed.port or (443 if parsed.scheme == "https" else 80)
         try:
@@ -468,6 +471,11 @@ def check_run(pipeline: Path, graph: str, dataset: str | None, *, settings: Any,
     from hublab.pipeline.config import load_pipeline
 
     errors: list[InputError] = []
+    # names first: a bad --experiment is reported with every other problem, but no graph is resolved or read for it
+    # and it never reaches the artifact folder probe (a 400-character name is a path the file system refuses)
+    bad_names: list[InputError] = []
+    check_names(bad_names, experiment=experiment)
+    names_ok = not bad_names
     out = Checked()
     if llm_base_url:
         from hublab.redact import secret_value_problem
@@ -492,7 +500,7 @@ def check_run(pipeline: Path, graph: str, dataset: str | None, *, settings: Any,
                 errors.append(bad_model)
     from hublab.pipeline.resources import graph_source
 
-    source = _catch(errors, graph_source, graph, settings)
+    source = _catch(errors, graph_source, graph, settings) if names_ok else None
     if source is not None and not source.builtin:
         # a user's file or endpoint is read here, once per process (the run reuses it), with a bar on a terminal:
         # a large file parses for minutes
@@ -526,14 +534,14 @@ def check_run(pipeline: Path, graph: str, dataset: str | None, *, settings: Any,
                                     "scored as its own question")
         if pairs and graph_ok:
             _catch(errors, golden_id_check, out, pairs, dataset, graph, settings, strict)
-    check_names(errors, experiment=experiment)
+    errors.extend(bad_names)
     for opt, path, probe in (("--output", output, output_file_problem), ("--stats", stats_out, output_file_problem),
                              ("--report-dir", report_dir, output_dir_problem)):
         if path is not None:
             why = probe(path)
             if why:
                 errors.append(InputError(why, file=str(path), field=opt))
-    if tracking:
+    if tracking and names_ok:
         bound_tracking_retries()
         why = tracking_problem(settings.root, experiment)
         if why:
@@ -620,4 +628,4 @@ def blank_answer_warning(cfg: Any, pairs: list, dataset: str | None) -> list[str
 
 def print_warnings(warnings: list[str]) -> None:
     for w in warnings:
-        print(f"warning: {redact(w)}", file=sys.stderr)
+        print(f"warning: {scrub(w)}", file=sys.stderr)

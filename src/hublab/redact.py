@@ -10,13 +10,22 @@ variable whose name looks secret), then every credential by its shape. Where it 
 arrives (so whatever is built from one — caches, path texts, index rows, predictions, traces — holds no key an
 endpoint echoed back), every log record, MLflow's params, tags and artifacts. Every file written atomically
 (``atomic.write_text_atomic``) passes :func:`mask_known` (the values only: shapes are matched where text comes from
-outside, and cost 0.3 s per MB)."""
+outside, and cost 0.3 s per MB).
+
+:func:`scrub` is also the one door for anything shown or stored that may hold a URL: an endpoint's URL in a run
+name, a param, a tag, a ``--json`` document, a ``repr`` or an error line (``user:password@`` and secret query keys
+masked; an HTTP ``Basic`` token an error page echoes masked). A URL HubLab connects to registers its credentials
+(:func:`register_url`: the password, ``user:password`` and its Basic token), so they are masked by value wherever
+they turn up. What identifies a resource never holds a credential: :func:`without_credentials`."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import os
 import re
 import threading
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 MASK = "***"
 MIN_SECRET_LEN = 6  # shorter values ("1", "true") are not masked: they would mangle ordinary text
@@ -25,7 +34,9 @@ SECRET_HINTS = ("api_key", "apikey", "token", "password", "secret")
 _NOT_SECRET = ("_env", "_tokens")  # env var names and token *counts* (max_tokens) are fine
 _REGISTERED: set[str] = set()
 _REGISTERED_LOCK = threading.Lock()
-_URL_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^/\s@:?#]*(?::[^/\s@?#]*)?)@")
+#: ``scheme://userinfo@``: up to the authority's *last* ``@`` (a password may hold an unencoded ``@``), never across a
+#: path, query, blank or quote
+_URL_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^/\s?#\"'<>`]*)@")
 #: ``name=value`` after ``?``, ``&``, ``;`` or ``#`` in a URL (or a bare query string): the value up to the next
 #: separator, blank or quote; whether the name is a credential's: :func:`secret_param_name`
 _URL_PARAM = re.compile(r"(?P<lead>[?&;#])(?P<name>[A-Za-z0-9_.\-\[\]]+)=(?P<value>[^&;#\s\"'<>]+)")
@@ -61,6 +72,19 @@ _KEY_PATTERNS = (
 )
 
 
+#: ``Basic <base64>``: an HTTP Basic credential (an endpoint's error page may echo the request's header); masked when
+#: the token decodes to ``user:password``, so "Basic statistics" stays as it is
+_BASIC = re.compile(r"\b(?P<scheme>Basic)(?P<gap>\s+)(?P<token>[A-Za-z0-9+/]{4,}={0,2})", re.IGNORECASE)
+
+
+def _mask_basic(m: re.Match[str]) -> str:
+    try:
+        decoded = base64.b64decode(m.group("token"), validate=True)
+    except (binascii.Error, ValueError):
+        return m.group(0)
+    return f"{m.group('scheme')}{m.group('gap')}{MASK}" if b":" in decoded else m.group(0)
+
+
 def secret_value_problem(value: str) -> str | None:
     """Why a config or CLI value must not be stored (None if it may): never echoes the value."""
     m = _URL_USERINFO.search(value)
@@ -88,7 +112,53 @@ def redact(text: str) -> str:
                           if secret_param_name(m.group("name")) else m.group(0), text)
     for pat in _KEY_PATTERNS:
         text = pat.sub(MASK, text)
-    return text
+    return _BASIC.sub(_mask_basic, text)
+
+
+def url_secrets(url: str) -> list[str]:
+    """The credentials a URL carries, as they may turn up in any text: its user info's password (as written and
+    percent-decoded), ``user:password``, the ``Basic`` token an HTTP client builds from them, and the values of its
+    secret-named query and fragment parameters."""
+    try:
+        parts = urlsplit(url)
+        user, password = parts.username, parts.password
+    except ValueError:  # a malformed authority (a bad port): the shape patterns of redact() still apply
+        return []
+    out: list[str] = []
+    if password:
+        plain_user, plain = unquote(user or ""), unquote(password)
+        pair = f"{plain_user}:{plain}"
+        out += [password, plain, f"{user}:{password}", pair,
+                base64.b64encode(pair.encode("latin-1", "replace")).decode("ascii"),
+                base64.b64encode(pair.encode("utf-8")).decode("ascii")]
+    for m in _secret_params(url):
+        out += [m.group("value"), unquote(m.group("value"))]
+    return list(dict.fromkeys(v for v in out if v and v != MASK))
+
+
+def register_url(url: str) -> None:
+    """Remember the credentials of a URL this process connects to (:func:`url_secrets`): every text HubLab
+    writes or prints masks them by value, wherever they turn up (an error page echoing the password)."""
+    for value in url_secrets(url):
+        register_secret(value)
+
+
+def without_credentials(url: str) -> str:
+    """``url`` without its user info and its secret-named query and fragment parameters: what identifies the
+    resource (the same endpoint reached with other credentials is the same endpoint). Text that is not a URL
+    with an authority is returned as it is."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return redact(url)
+    if not parts.scheme or "@" not in parts.netloc and not any(True for _ in _secret_params(url)):
+        return url
+
+    def kept(text: str) -> str:
+        return "&".join(p for p in text.split("&") if not secret_param_name(p.split("=", 1)[0]))
+
+    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, kept(parts.query),
+                       kept(parts.fragment)))
 
 
 def looks_secret(key: str) -> bool:
@@ -123,9 +193,20 @@ def mask_known(text: str, extra: list[str] | tuple[str, ...] = ()) -> str:
     return text
 
 
-def scrub(text: str, extra: list[str] | tuple[str, ...] = ()) -> str:
-    """The one scrubber: known key values (:func:`mask_known`), then credentials by their shape (:func:`redact`)."""
-    return redact(mask_known(text, extra)) if text else text
+#: the shortest credential of a message's own URL that is masked by value (``own`` of :func:`scrub`)
+MIN_OWN_LEN = 3
+
+
+def scrub(text: str, extra: list[str] | tuple[str, ...] = (), *, own: list[str] | tuple[str, ...] = ()) -> str:
+    """The one scrubber: known key values (:func:`mask_known`), then credentials by their shape (:func:`redact`).
+    ``own``: the credentials of the URL the text is about (:func:`url_secrets`), masked even when shorter than a
+    registered key may be (an endpoint's error page quoting a 4-letter password)."""
+    if not text:
+        return text
+    text = mask_known(text, extra)
+    for value in sorted((v for v in own if len(v) >= MIN_OWN_LEN), key=len, reverse=True):
+        text = text.replace(value, MASK)
+    return redact(text)
 
 
 def scrub_log_records() -> None:

@@ -27,8 +27,8 @@ def test_list_json_names_graphs_datasets_pipelines_and_methods(monkeypatch):
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     # the built-in graphs, then those params.yaml declares (user_graphs: the example graph)
-    assert [g["name"] for g in out["graphs"]] == ["gv1", "gv2", "gv3", "gv4", "gv3_orkg", "example", "catalogue", "concepts",
-                                                   "events"]
+    assert [g["name"] for g in out["graphs"]] == ["gv1", "gv2", "gv3", "gv4", "gv3_orkg", "example", "catalogue",
+                                                   "concepts", "events"]
     assert {"reduced_gv1", "gv3_orkg", "gv1"} <= {d["name"] for d in out["datasets"]}
     assert next(d for d in out["datasets"] if d["name"] == "reduced_gv1")["graph"] == "gv1"
     assert "hublink_local" in {p["name"] for p in out["pipelines"]}

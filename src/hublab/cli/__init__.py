@@ -34,6 +34,15 @@ def main() -> None:
         raise SystemExit(2)
     try:
         app()
+    except SystemExit as exc:
+        interrupted = _unreported_interrupt(exc)
+        if interrupted is None:
+            raise
+        from hublab.signals import describe
+
+        what, code = describe(interrupted)  # 143 for SIGTERM, 129 for SIGHUP (typer says 130 for any, silently)
+        print(f"interrupted ({what}): stopped before any run started; rerun the same command", file=sys.stderr)
+        raise SystemExit(code) from None
     except HubLabError as exc:
         report(exc)
         raise SystemExit(2) from exc
@@ -49,9 +58,20 @@ def main() -> None:
         raise SystemExit(2) from exc
 
 
+def _unreported_interrupt(exc: SystemExit) -> KeyboardInterrupt | None:
+    """The Ctrl-C, SIGTERM or SIGHUP that typer turned into a silent exit 130 (``raise Exit(130) from`` it): one that
+    arrived where no command reports it (loading, checks, before a run). None when a command said it already (it
+    exits with ``from None``) or the exit is not an interrupt's."""
+    context = exc.__context__
+    cause = getattr(context, "__cause__", None)
+    if exc.code == 130 and isinstance(cause, KeyboardInterrupt):
+        return cause
+    return None
+
+
 def report(exc: HubLabError, file: TextIO | None = None) -> None:
     """One ``error:`` line per problem, credentials masked (an error may quote a value the user typed)."""
-    from hublab.redact import redact
+    from hublab.redact import scrub
 
     for line in str(exc).splitlines() or [type(exc).__name__]:
-        print(f"error: {redact(line)}", file=file or sys.stderr)
+        print(f"error: {scrub(line)}", file=file or sys.stderr)

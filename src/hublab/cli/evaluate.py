@@ -27,12 +27,13 @@ def eval_file_cmd(
     from rich.table import Table
 
     from hublab.evaluation import conformance as cf
+    from hublab.reports.tables import write_csv
 
     rows = cf.read_predictions(predictions, need_generation=generation)
     if graph is not None:
         _resolve_golden(rows, graph, predictions)
     ours = cf.recompute(rows, k=k, generation=generation)
-    cf.write_csv(ours, output)
+    write_csv(ours, output)  # the one CSV writer: a question's formula lead is neutralised
     con = Console()
     con.print(f"wrote {len(ours)} rows to {output}")
     if compare:

@@ -102,7 +102,9 @@ def stats_cmd(
     from rich.table import Table
 
     console = Console()
-    table = Table(title=str(graph_file))
+    from hublab.redact import scrub
+
+    table = Table(title=scrub(str(graph_file)))
     table.add_column("measure")
     table.add_column("value", justify="right")
     for key in ("triples", "paper_subgraph_triples", "entities", "literals", "papers", "contributions",

@@ -35,6 +35,7 @@ def check_cmd(
     hub types HubLink could use (--hub-type), and the defaults that assume ORKG's shape but look wrong here."""
     from hublab.graph.profile import profile
     from hublab.graph.shape import shape_report
+    from hublab.redact import scrub
 
     kg = _load(graph)
     pr = profile(kg)
@@ -65,8 +66,8 @@ def check_cmd(
         flags = " ".join(f"--hub-type {c.name}" for c in pr.suggested[:1])
         con.print("suggested hub types (most triples hanging off their instances): "
                   + ", ".join(f"{c.name} ({c.instances:,} instances)" for c in pr.suggested)
-                  + f"\ne.g. hublab run hublink_local --graph {graph} {flags} --dataset QUESTIONS", highlight=False,
-                  markup=False)
+                  + f"\ne.g. hublab run hublink_local --graph {scrub(graph)} {flags} --dataset QUESTIONS",
+                  highlight=False, markup=False)
     else:
         con.print("no type with at least two instances carrying structure: HubLink needs a hub type (--hub-type)",
                   highlight=False)
@@ -98,6 +99,7 @@ def find_cmd(
     """Triples whose labels contain TEXT, each in both forms a dataset's golden_triples may use: the thesis's
     triple string and the N-Triples statement."""
     from hublab.graph.profile import find_triples
+    from hublab.redact import scrub
 
     kg = _load(graph)
     found = find_triples(kg, text, limit)
@@ -106,7 +108,7 @@ def find_cmd(
         typer.echo(json.dumps(rows, ensure_ascii=False, indent=2))
         return
     if not rows:
-        typer.echo(f"no triple of {graph} has {text!r} in a label", err=True)
+        typer.echo(f"no triple of {scrub(graph)} has {text!r} in a label", err=True)
         raise typer.Exit(1)
     for r in rows:
         typer.echo(r["triple"])

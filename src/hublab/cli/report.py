@@ -36,13 +36,15 @@ def compare_cmd(
 ) -> None:
     """Every LLM-free method, default and tuned with the same budget, with intervals and corrected tests: the
     thesis comparison (``reports/summary/methods.*``), or with --graph the comparison on any graph."""
-    from hublab.errors import raise_all
-    from hublab.preflight import check_names
+    from hublab.errors import InputError, raise_all
+    from hublab.preflight import check_names, output_dir_problem
 
     if fmt not in ("md", "latex", "csv"):
         raise typer.BadParameter(f"{fmt!r}: expected md, latex or csv", param_hint="--format")
     problems: list = []
     check_names(problems, experiment=experiment)
+    if out is not None and (why := output_dir_problem(out)):  # before any run: not after an hour of them
+        problems.append(InputError(why, file=str(out), field="--out"))
     raise_all(problems)
     if graph is None:
         if hub_type:
@@ -56,11 +58,14 @@ def compare_cmd(
     from rich.console import Console
 
     from hublab.cli.app import interrupt_message
-    from hublab.cli.compare import _options_to_request, print_result
-    from hublab.tuning.graph_comparison import compare_graph
+    from hublab.cli.compare import print_result, resolved_pipelines
+    from hublab.config import settings as load_settings
+    from hublab.tuning.graph_comparison import CompareRequest, compare_graph
 
-    st, req = _options_to_request(graph, dataset or graph, hub_type, n_trials, folds, None, None, 0,
-                                  max_output_triples or 20, pipelines, out, experiment, None, 1, False, True)
+    st = load_settings()
+    req = CompareRequest(graph, dataset or graph, out_dir=out, pipelines=resolved_pipelines(st, pipelines),
+                         hub_types=list(hub_type or []), n_trials=n_trials, folds=folds,
+                         bound=max_output_triples or 20, experiment=experiment)
     con = Console(stderr=as_json)
     with interrupt_message("every finished trial and answered question is kept; rerun the same command to resume"):
         res = compare_graph(req, settings=st, say=lambda line: con.print(line, markup=False, highlight=False,
@@ -105,10 +110,22 @@ def _fair(pipelines: list[Path] | None, limit: int | None, out: Path | None, bou
 
         typer.echo(json.dumps({"rows": csv_rows(rows), "mlflow_comparison_run": written["mlflow_parent"]},
                               indent=1, default=str))
-        return
-    con = Console()
-    shown = {"md": written["md"], "latex": written["tex"], "csv": written["csv"]}[fmt]
-    con.print(shown.read_text(encoding="utf-8"), markup=False, highlight=False, soft_wrap=True)
-    con.print(f"wrote {written['csv']}, {written['md']}, {', '.join(str(p) for p in written['figures'])}; MLflow "
-              f"comparison run {written['mlflow_parent']} (experiment {experiment}; its headline columns: mlflow ui, "
-              f"then {logged.view})", markup=False, highlight=False)
+    else:
+        con = Console()
+        shown = {"md": written["md"], "latex": written["tex"], "csv": written["csv"]}[fmt]
+        con.print(shown.read_text(encoding="utf-8"), markup=False, highlight=False, soft_wrap=True)
+        con.print(f"wrote {written['csv']}, {written['md']}, {', '.join(str(p) for p in written['figures'])}; "
+                  f"MLflow comparison run {written['mlflow_parent']} (experiment {experiment}; its headline columns: "
+                  f"mlflow ui, then {logged.view})", markup=False, highlight=False)
+    _exit_if_failed([r.status for r in rows], written["md"])
+
+
+def _exit_if_failed(statuses: list[str], where: Path) -> None:
+    """A FAILED run is marked in the written comparison, then the command exits 1 saying so (a PARTIAL one warns)."""
+    from hublab.reports.tables import status_verdict
+
+    line, failed = status_verdict(statuses, where)
+    if line:
+        typer.echo(line, err=True)
+    if failed:
+        raise typer.Exit(1)

@@ -22,7 +22,10 @@ def summary_cmd(
     """Headline metrics of every evaluation in params.yaml (DVC evaluate stage) next to the thesis's numbers for
     the same method and graph variant."""
     from hublab.experiment.comparison.evaluations import evaluation_rows, markdown, write_report
+    from hublab.preflight import output_dir_problem
 
+    if out is not None and (why := output_dir_problem(out)):  # before anything is read
+        raise InputError(why, file=str(out), field="--out")
     st = load_settings()
     _require_thesis_results(st)
     rows = evaluation_rows(st)

@@ -62,7 +62,7 @@ def print_summary(req, s, as_json: bool, per_question: bool = False):
     link = run_link(req.tracking_uri, s.experiment_id, s.run_id) if s.run_id else None
     predictions = _predictions_file(s)
     if as_json:
-        doc = {"pipeline": req.cfg.name, "graph": req.graph, "dataset": req.dataset, "run_id": s.run_id,
+        doc = {"pipeline": req.cfg.name, "graph": req.graph_shown, "dataset": req.dataset, "run_id": s.run_id,
                "n_questions": s.n_questions, "scope": s.scope, "metrics": s.metrics,
                "index_build_s": s.index_build_s, "skipped_metrics": s.skipped_metrics,
                "predictions": str(predictions) if predictions else None}

@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import ast
 import csv
-import itertools
 from pathlib import Path
 from typing import Any
 
-from hublab.atomic import atomic_path
 from hublab.errors import InputError
 from hublab.evaluation.names import at_k, thesis_column
 from hublab.evaluation.retrieval import R_DIGITS, entities_of, retrieval_metrics
@@ -157,11 +155,3 @@ def compare(rows: list[dict[str, Any]], ours: list[dict[str, Any]], *, k: int = 
                 else:
                     e["unexplained_rows"] += 1
     return report
-
-
-def write_csv(rows: list[dict[str, Any]], path: str | Path) -> None:
-    cols = list(dict.fromkeys(itertools.chain.from_iterable(r.keys() for r in rows)))
-    with atomic_path(path) as tmp, tmp.open("w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=cols)
-        w.writeheader()
-        w.writerows(rows)

@@ -15,7 +15,7 @@ from hublab.atomic import write_text_atomic
 from hublab.evaluation.names import DVC_HEADLINE, HEADLINE, KEY_METRICS, LABELS
 from hublab.experiment.aggregate import slice_metrics
 from hublab.experiment.runner import RunSummary
-from hublab.tracking.artifacts import write_csv
+from hublab.reports.tables import write_csv
 
 __all__ = ["HEADLINE", "headline", "machine_dependent", "write_dvc_report", "write_eval_report"]
 

@@ -16,6 +16,7 @@ from typing import Any
 from hublab.config import Settings
 from hublab.config import settings as load_settings
 from hublab.pipeline.config import PipelineConfig, flatten
+from hublab.redact import scrub, without_credentials
 from hublab.tracking.mlflow_log import env_names_in, secret_values
 from hublab.tracking.recorder import RunDescription
 
@@ -68,7 +69,14 @@ class RunRequest:
 
     @cached_property
     def config_hash(self) -> str:
-        return self.cfg.config_hash(self.graph, self.dataset)
+        """The config's hash with the graph as it identifies the run: an endpoint without its credentials (the
+        same endpoint reached with another password is the same graph, and no hash is taken of a secret)."""
+        return self.cfg.config_hash(without_credentials(self.graph), self.dataset)
+
+    @cached_property
+    def graph_shown(self) -> str:
+        """``graph`` as it may be stored or printed: an endpoint URL's credentials masked."""
+        return scrub(self.graph)
 
     @cached_property
     def flat_config(self) -> dict[str, Any]:
@@ -83,10 +91,10 @@ class RunRequest:
 
     def description(self, run_name: str) -> RunDescription:
         """What the tracking layer's :class:`~hublab.tracking.recorder.RunRecorder` needs of this request."""
-        return RunDescription(self.cfg, self.graph, self.dataset, self.settings, self.experiment_name, run_name,
+        return RunDescription(self.cfg, self.graph_shown, self.dataset, self.settings, self.experiment_name, run_name,
                               self.config_hash, self.flat_config, tuple(self.secrets), self.parent_run_id, self.nested)
 
     def display_name(self, scope: str | None = None) -> str:
         """The MLflow run name: the caller's, else ``<pipeline>·<graph>·<dataset>``; a partial run says its scope."""
-        name = self.run_name or f"{self.cfg.name}·{self.graph}·{self.dataset}"
-        return f"{name} [{scope}]" if scope else name
+        name = self.run_name or f"{self.cfg.name}·{self.graph_shown}·{self.dataset}"
+        return scrub(f"{name} [{scope}]" if scope else name)

@@ -292,7 +292,7 @@ def _log_start(req: RunRequest, rec: RunRecorder, ident: RunIdentity, pipeline: 
                dataset_input: tuple[list[QAPair], Path]) -> None:
     """A new run's params and dataset input; every session's tags and the prompt versions its LLM steps send."""
     if rec.new:
-        rec.log_run_params({"graph": req.graph, "dataset": req.dataset, "config_hash": req.config_hash,
+        rec.log_run_params({"graph": req.graph_shown, "dataset": req.dataset, "config_hash": req.config_hash,
                             "limit": ident.limit, "run_identity": ident.run_id})
         rec.best_effort("logging the dataset input", rec.log_dataset_input, dataset_input[0], dataset_input[1],
                         scope=ident.scope)

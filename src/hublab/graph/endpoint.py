@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import math
 import sys
 import threading
 import time
@@ -28,7 +29,7 @@ from rdflib import Graph
 
 from hublab.errors import HubLabError
 from hublab.limits import ReadLimits
-from hublab.redact import redact
+from hublab.redact import register_url, scrub, url_secrets
 
 _KEY = "params.yaml: user_graphs.endpoint"
 
@@ -62,8 +63,8 @@ def is_endpoint(arg: str) -> bool:
 
 
 def shown(url: str) -> str:
-    """The URL as it may be printed or stored: credentials masked."""
-    return redact(url)
+    """The URL as it may be printed or stored: credentials masked (the one masking door, ``hublab.redact.scrub``)."""
+    return scrub(url)
 
 
 # COALESCE: DATATYPE(?o) is unbound for an IRI object, and an unbound argument would make the whole CONCAT unbound
@@ -84,6 +85,7 @@ class SparqlEndpoint:
 
     def __init__(self, url: str, settings: EndpointSettings | None = None) -> None:
         self.url = url
+        register_url(url)  # its password (and the Basic token built from it) is masked wherever it turns up
         self.settings = settings or EndpointSettings()
         self.requests = 0
 
@@ -162,9 +164,9 @@ class SparqlEndpoint:
         except requests.exceptions.ReadTimeout:
             raise _Retry(f"no answer within {st.read_timeout_s:g} s") from None
         except requests.exceptions.ConnectionError as exc:
-            raise _Retry(f"cannot connect ({_reason(exc)})") from None
+            raise _Retry(f"cannot connect ({scrub(_reason(exc), own=url_secrets(self.url))})") from None
         except requests.exceptions.RequestException as exc:
-            raise self._fail(redact(_reason(exc))) from None
+            raise self._fail(scrub(_reason(exc), own=url_secrets(self.url))) from None
         box["resp"] = resp
         with resp:
             if resp.status_code >= 500 or resp.status_code == 429:
@@ -173,12 +175,13 @@ class SparqlEndpoint:
                 if resp.status_code != 200:
                     text = self._body(resp, cancel, cap=64 << 10, truncate=True).decode("utf-8", "replace")
                     body = " ".join(text.split())[:200]
-                    raise self._fail(f"HTTP {resp.status_code} ({redact(body) or resp.reason})")
+                    said = scrub(body, own=url_secrets(self.url)) or scrub(resp.reason or "")
+                    raise self._fail(f"HTTP {resp.status_code} ({said})")
                 return self._body(resp, cancel, cap=int(st.max_answer_mb * (1 << 20)), max_lines=max_lines)
             except (requests.exceptions.RequestException, urllib3.exceptions.HTTPError) as exc:
                 if "timed out" in str(exc).lower():
                     raise _Retry(f"no byte for {st.read_timeout_s:g} s within the answer") from None
-                raise _Retry(f"the answer broke off ({_reason(exc)})") from None
+                raise _Retry(f"the answer broke off ({scrub(_reason(exc), own=url_secrets(self.url))})") from None
 
     def _body(self, resp, cancel: threading.Event, *, cap: int, truncate: bool = False,  # type: ignore[no-untyped-def]
               max_lines: int | None = None) -> bytes:
@@ -232,8 +235,8 @@ class SparqlEndpoint:
         try:
             data = json.loads(body)
             return [{k: v["value"] for k, v in row.items()} for row in data["results"]["bindings"]]
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise self._fail(f"not a SPARQL JSON result ({' '.join(str(exc).split())[:160]})") from None
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:  # a list where a dict belongs
+            raise self._fail(f"not a SPARQL JSON result ({scrub(' '.join(str(exc).split()))[:160]})") from None
 
     def fingerprint(self) -> tuple[int, str]:
         """(triple count, digest of the endpoint's content) from one aggregate query."""
@@ -241,13 +244,7 @@ class SparqlEndpoint:
         if not rows or "n" not in rows[0]:
             raise self._fail("the fingerprint query returned no count")
         row = rows[0]
-        try:
-            count = int(float(row["n"]))
-        except (ValueError, OverflowError, TypeError):
-            raise self._fail(f"the fingerprint query returned a count that is not a number ({row['n']!r:.60})") \
-                from None
-        if count < 0:
-            raise self._fail(f"the fingerprint query returned a negative count ({count})")
+        count = _count(row["n"], self.shown)
         digest = hashlib.sha256(f"{count} {row.get('a', 0)} {row.get('b', 0)}".encode()).hexdigest()
         return count, digest
 
@@ -310,6 +307,24 @@ class SparqlEndpoint:
                              f"{after[1][:12]} after; {before[0]} then {after[0]} triples): nothing was kept; "
                              "rerun once the graph is stable")
         return graph
+
+
+#: more triples than any endpoint holds: a larger count is a malformed answer, not a graph
+MAX_TRIPLES = 10**15
+
+
+def _count(value: object, where: str) -> int:
+    """The fingerprint's triple count: a whole number from 0 to :data:`MAX_TRIPLES` (``"12"``, ``"12.0"``, ``"1.2E1"``),
+    else one error naming the endpoint and the value (not ``ValueError``/``OverflowError`` from ``int(float(...))``)."""
+    text = str(value).strip()
+    try:
+        number = float(text)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number) or not number.is_integer() or not 0 <= number <= MAX_TRIPLES:
+        raise EndpointError(f"SPARQL endpoint {where}: the fingerprint query's count ?n is {scrub(text)[:40]!r}; "
+                            f"expected a whole number of triples from 0 to {MAX_TRIPLES:.0e}")
+    return int(number)
 
 
 def _reason(exc: BaseException) -> str:

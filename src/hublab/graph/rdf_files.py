@@ -16,6 +16,7 @@ from pathlib import Path
 from rdflib import Dataset, Graph
 
 from hublab.errors import InputError
+from hublab.graph.ill_typed import counted
 from hublab.graph.parsers import GUARDED_FORMATS, CappedReader, ReadRefused, parse_nquads, parse_ntriples
 from hublab.limits import ReadLimits
 
@@ -95,14 +96,15 @@ def read_rdf(path: Path, *, progress: bool = False, limits: ReadLimits | None = 
         else:
             source = io.BufferedReader(counting, 1 << 20)
         target = Dataset() if fmt in _QUAD_FORMATS else Graph()
-        if fmt in ("nt", "nquads"):
-            text = io.TextIOWrapper(source, encoding="utf-8", newline="")
-            if fmt == "nt":
-                parse_ntriples(text, target, max_line_chars=limits.max_line_chars)
+        with counted(str(path)):  # ill-typed literals: one warning line, not a traceback each
+            if fmt in ("nt", "nquads"):
+                text = io.TextIOWrapper(source, encoding="utf-8", newline="")
+                if fmt == "nt":
+                    parse_ntriples(text, target, max_line_chars=limits.max_line_chars)
+                else:
+                    parse_nquads(text, target, max_line_chars=limits.max_line_chars)
             else:
-                parse_nquads(text, target, max_line_chars=limits.max_line_chars)
-        else:
-            target.parse(source=source, format=GUARDED_FORMATS.get(fmt, fmt))  # type: ignore[arg-type]
+                target.parse(source=source, format=GUARDED_FORMATS.get(fmt, fmt))  # type: ignore[arg-type]
     except InputError:
         raise
     except ReadRefused as exc:

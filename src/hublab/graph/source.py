@@ -46,6 +46,10 @@ class GraphSource:
     def shown(self) -> str:
         return shown(self.location) if self.kind == "endpoint" else self.location
 
+    def __repr__(self) -> str:  # the dataclass's would print an endpoint's credentials (arg, location)
+        return (f"GraphSource(arg={shown(self.arg)!r}, kind={self.kind!r}, location={self.shown!r}, "
+                f"name={self.name!r}, digest={self.digest!r})")
+
     @property
     def builtin(self) -> bool:
         """One of the thesis's graphs (ORKG ids; the research field is its root entity)."""
@@ -171,9 +175,12 @@ def load_source(src: GraphSource, st: Settings, *, progress: bool = False):
                              "`hublab data snapshot`)", file=str(path))
         return RdfKnowledgeGraph.load(path, name=src.name)
     if src.kind == "endpoint":
+        from hublab.graph.ill_typed import counted
+
         ep = SparqlEndpoint(src.location, endpoint_settings(st))
-        graph = ep.read(fingerprint=src.fingerprint, expected=None if src.fingerprint else src.triples,
-                        progress=progress, limits=read_limits(st))
+        with counted(ep.shown):
+            graph = ep.read(fingerprint=src.fingerprint, expected=None if src.fingerprint else src.triples,
+                            progress=progress, limits=read_limits(st))
         return RdfKnowledgeGraph(graph, name=src.name, vocabulary=vocabulary(st))
     return RdfKnowledgeGraph.load(src.location, name=src.name, vocabulary=vocabulary(st), progress=progress,
                                   limits=read_limits(st))

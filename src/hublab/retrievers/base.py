@@ -109,31 +109,48 @@ def _dataclass_params(params_type: type | None) -> dict[str, tuple[Any, Any]]:
     return out
 
 
+class ParamsDeclarationError(InputError, TypeError):
+    """A method that declares its parameters where HubLab does not read them. An :class:`InputError`, so the
+    command line says it in one located line (the class's file) instead of a traceback from a plugin's import;
+    still a ``TypeError`` for code that catches one."""
+
+
+def _source_file(klass: type) -> str | None:
+    try:
+        return inspect.getsourcefile(klass)
+    except TypeError:  # a class defined where no file is (the REPL, exec)
+        return None
+
+
 def check_params_declaration(cls: type[Retriever]) -> None:
     """Refuse a method whose parameters would silently not exist: keyword-only ``__init__`` arguments (the old way of
     declaring parameters; they are not read) or a ``params_type`` that drops its parent class's parameters.
 
-    Raises TypeError naming the class; called when a method is registered or looked up, and by
-    :meth:`Retriever.declared_params`."""
+    Raises :class:`ParamsDeclarationError` (a ``TypeError``) naming the class and its file; called when a method
+    is registered or looked up, and by :meth:`Retriever.declared_params`."""
     params_type = cls.params_type
     if params_type is not None and not dataclasses.is_dataclass(params_type):
-        raise TypeError(f"{cls.__qualname__}.params_type must be a dataclass, not {params_type!r}")
+        raise ParamsDeclarationError(f"{cls.__qualname__}.params_type must be a dataclass, not {params_type!r}",
+                                     file=_source_file(cls), field="params_type")
     for klass in cls.__mro__:
         if klass is Retriever or not issubclass(klass, Retriever):
             continue
         parent_type = vars(klass).get("params_type")
         if parent_type is not None and params_type is not None and not issubclass(params_type, parent_type):
-            raise TypeError(f"{cls.__qualname__}.params_type ({params_type.__qualname__}) must subclass "
-                            f"{klass.__qualname__}'s ({parent_type.__qualname__}), whose parameters it inherits")
+            raise ParamsDeclarationError(
+                f"{cls.__qualname__}.params_type ({params_type.__qualname__}) must subclass {klass.__qualname__}'s "
+                f"({parent_type.__qualname__}), whose parameters it inherits", file=_source_file(cls),
+                field="params_type")
         init = vars(klass).get("__init__")
         if init is None:
             continue
         keyword_only = [p.name for p in inspect.signature(init).parameters.values() if p.kind is p.KEYWORD_ONLY]
         if keyword_only:
-            raise TypeError(f"{klass.__qualname__}.__init__ declares keyword-only parameters {keyword_only}, which "
-                            f"are not read as parameters of {cls.__qualname__}: declare them as a `params_type` "
-                            "dataclass (fields with types, ranges and defaults; docs/adding-a-retriever.md), and take "
-                            "`**params` in __init__")
+            raise ParamsDeclarationError(
+                f"{klass.__qualname__}.__init__ declares keyword-only parameters {keyword_only}, which are not read "
+                f"as parameters of {cls.__qualname__}: declare them as a `params_type` dataclass (fields with types, "
+                "ranges and defaults; docs/adding-a-retriever.md), and take `**params` in __init__",
+                file=_source_file(klass), field="__init__")
 
 
 class Retriever(ABC):
@@ -233,12 +250,12 @@ class Retriever(ABC):
             checked = model(**params)
         except pydantic.ValidationError as exc:
             from hublab.errors import raise_all
-            from hublab.redact import redact
+            from hublab.redact import scrub
 
             errors = []
             for err in exc.errors():
                 key = ".".join(str(p) for p in err.get("loc", ()))
-                got = redact(repr(err.get("input")))[:120]
+                got = scrub(repr(err.get("input")))[:120]
                 errors.append(InputError(f"{err.get('msg', 'invalid value')} (got {got})", file=source,
                                          field=f"retriever.params.{key}"))
             raise_all(errors)

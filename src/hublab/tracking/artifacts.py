@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from pathlib import Path
 from typing import Any
@@ -14,6 +12,7 @@ from hublab.atomic import write_text_atomic
 from hublab.config import Settings
 from hublab.evaluation import names
 from hublab.pipeline.config import PipelineConfig, flatten
+from hublab.reports.tables import write_csv
 from hublab.reports.thesis import run_reference
 
 PLOT_METRICS = (names.RECALL, names.PRECISION, names.F1, names.HITS_AT_10, names.MAP_AT_10)
@@ -52,31 +51,6 @@ def _scrub_cell(v: Any, secrets: list[str]) -> Any:
     from hublab.tracking.mlflow_log import scrub
 
     return scrub(v, secrets) if isinstance(v, str) else v
-
-
-#: A text cell starting with one of these is a formula to a spreadsheet (``=HYPERLINK(…)`` in a dataset's question
-#: would run when predictions.csv is opened): such cells get a leading apostrophe, which spreadsheets display as
-#: text and do not show (OWASP's advice for CSV injection). Numbers are left alone (-0.5 is written as a number).
-FORMULA_LEADS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def csv_cell(v: Any) -> Any:
-    """``v`` as it may go into a CSV that a spreadsheet opens (see ``FORMULA_LEADS``)."""
-    return "'" + v if isinstance(v, str) and v.startswith(FORMULA_LEADS) else v
-
-
-def write_csv(rows: list[dict[str, Any]], path: Path) -> None:
-    """Rows as CSV, columns in first-seen order, formula-leading text cells neutralised (``csv_cell``); atomic."""
-    cols: list[str] = []
-    for r in rows:
-        for c in r:
-            if c not in cols:
-                cols.append(c)
-    buf = io.StringIO(newline="")
-    w = csv.DictWriter(buf, fieldnames=cols)
-    w.writeheader()
-    w.writerows({k: csv_cell(v) for k, v in r.items()} for r in rows)
-    write_text_atomic(path, buf.getvalue())
 
 
 #: the per-slice figures as an MLflow table (the run page's table view), beside metrics_by_slice.csv

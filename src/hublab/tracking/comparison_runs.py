@@ -92,6 +92,7 @@ def log_comparison_runs(root: Path, experiment: str, *, key: str, name: str, par
 
     exp_id = mlflow_log.setup(root, experiment)
     client = MlflowClient()
+    name, params = mlflow_log.scrub(name), mlflow_log.safe_params(dict(params))
     found = client.search_runs([exp_id], f"tags.`{KEY_TAG}` = '{key}' and tags.`{ROLE_TAG}` = 'comparison'",
                                order_by=["attributes.start_time DESC"], max_results=1)
     if found:
@@ -105,8 +106,9 @@ def log_comparison_runs(root: Path, experiment: str, *, key: str, name: str, par
         existing = {r.data.tags.get(CHILD_TAG): r.info.run_id for r in client.search_runs(
             [exp_id], filter_string=f"tags.`{MLFLOW_PARENT_RUN_ID}` = '{parent}'", max_results=1000)}
         for ckey, child in children.items():
-            run_id = existing.get(ckey) or client.create_run(exp_id, run_name=child.name, tags={
-                MLFLOW_PARENT_RUN_ID: parent, MLFLOW_RUN_NAME: child.name}).info.run_id
+            child_name = mlflow_log.scrub(child.name)
+            run_id = existing.get(ckey) or client.create_run(exp_id, run_name=child_name, tags={
+                MLFLOW_PARENT_RUN_ID: parent, MLFLOW_RUN_NAME: child_name}).info.run_id
             child_tags = mlflow_log.safe_tags({**child.tags, CHILD_TAG: ckey, KEY_TAG: key})
             client.log_batch(run_id, metrics=[Metric(k, v, now, 0) for k, v in child.metrics.items()],
                              tags=[RunTag(k, v) for k, v in child_tags.items()])

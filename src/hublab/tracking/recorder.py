@@ -80,7 +80,8 @@ class RunRecorder:
             except Exception:  # noqa: BLE001 - gone from the store (deleted, another store): start a new run
                 resume_run_id = None
         run = _mlflow().start_run(run_id=resume_run_id, experiment_id=None if resume_run_id else exp_id,
-                               run_name=None if resume_run_id else desc.run_name, nested=desc.nested,
+                               run_name=None if resume_run_id else mlflow_log.scrub(desc.run_name, list(desc.secrets)),
+                                  nested=desc.nested,
                                   parent_run_id=desc.parent_run_id)
         return cls(desc, run, new=not resume_run_id, killed=killed)
 
@@ -96,7 +97,7 @@ class RunRecorder:
     def log_run_params(self, extra: dict[str, Any]) -> None:
         """The flattened pipeline config plus ``extra`` (graph, dataset, identity…), secrets dropped or masked."""
         params = mlflow_log.safe_params(self.desc.flat_config, list(self.desc.secrets))
-        params.update({k: str(v) for k, v in extra.items()})
+        params.update(mlflow_log.safe_params(extra, list(self.desc.secrets)))
         _mlflow().log_params(params)
 
     def set_tags(self, tags: dict[str, Any]) -> None:

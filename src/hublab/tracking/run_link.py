@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import shlex
 
-from hublab.redact import redact
+from hublab.redact import scrub
 
 
 def run_link(tracking_uri: str, experiment_id: str | None, run_id: str) -> str:
     """One console line: ``MLflow run: <url>``, or ``open it with: mlflow ui --backend-store-uri … (then …)``."""
     page = f"#/experiments/{experiment_id}/runs/{run_id}" if experiment_id else f"#/runs/{run_id}"
     if tracking_uri.startswith(("http://", "https://")):
-        return redact(f"MLflow run: {tracking_uri.rstrip('/')}/{page}")
-    return redact(f"MLflow run {run_id}: open it with `mlflow ui --backend-store-uri {shlex.quote(tracking_uri)}` "
+        return scrub(f"MLflow run: {tracking_uri.rstrip('/')}/{page}")
+    return scrub(f"MLflow run {run_id}: open it with `mlflow ui --backend-store-uri {shlex.quote(tracking_uri)}` "
                   f"and http://127.0.0.1:5000/{page}")

@@ -56,9 +56,9 @@ class StudyRuns:
     def create(self, run_name: str, tags: dict[str, str], params: dict[str, str]) -> str:
         from mlflow.entities import Param
 
-        run = self.client.create_run(self.experiment_id, run_name=run_name, tags=tags)
-        self.client.log_batch(run.info.run_id, params=[Param(k, v[:mlflow_log.MAX_PARAM_LEN]) for k, v in
-                                                       params.items()])
+        run = self.client.create_run(self.experiment_id, run_name=mlflow_log.scrub(run_name),
+                                     tags=mlflow_log.safe_tags(tags))
+        self.client.log_batch(run.info.run_id, params=[Param(k, v) for k, v in mlflow_log.safe_params(params).items()])
         return run.info.run_id
 
     def mark_killed(self, run_id: str, note: str) -> None:
@@ -70,7 +70,7 @@ class StudyRuns:
         self.client.update_run(run_id, status="RUNNING")
 
     def set_tag(self, run_id: str, key: str, value: str) -> None:
-        self.client.set_tag(run_id, key, value)
+        self.client.set_tag(run_id, key, mlflow_log.scrub(value))
 
     def publish(self, run_id: str, files: list[Path], best_metrics: dict[str, float] | None, pending: int) -> None:
         """The study's files as the parent's artifacts, the best trial's metrics as ``best.*`` and the number of

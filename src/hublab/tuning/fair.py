@@ -193,14 +193,14 @@ def _rel(path: Path, root: Path) -> str:
 def _portable_storage(url: str | None, root: Path) -> str:
     """The storage URL as written into a git-tracked file: the project's own sqlite file relative to the project,
     credentials redacted."""
-    from hublab.tuning.storage import redact_url
+    from hublab.redact import scrub
 
     if not url:
         return "in-memory"
     prefix = "sqlite:///"
     if url.startswith(prefix):
         return prefix + _rel(Path(url[len(prefix):]), root)
-    return redact_url(url)
+    return scrub(url)
 
 
 def write_tuned(plan: MethodPlan, best_params: dict[str, Any], meta: dict[str, Any], out_dir: Path) -> Path:

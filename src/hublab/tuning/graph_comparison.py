@@ -211,6 +211,7 @@ def _score(req: CompareRequest, st: Settings, pipelines: list[Path], files: list
     per_fold: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
     meta: dict[tuple[str, str], dict[str, str]] = {}
     failed: list[str] = []
+    run_failed: dict[tuple[str, str], str] = {}  # (method, config) -> why one of its runs failed
     for f, outcomes in zip(files, studies, strict=True):
         for path, outcome in zip(pipelines, outcomes, strict=True):
             default = load_pipeline(path)
@@ -226,10 +227,11 @@ def _score(req: CompareRequest, st: Settings, pipelines: list[Path], files: list
                                               run_name=f"{cfg.name}·fold{f.index}", track_carbon=False,
                                               progress=False, trace=False))
                 key = (default.retriever_type, config)
-                if s.failed or s.stopped or not s.full:
-                    failed.append(f"{default.retriever_type} ({config}, fold {f.index}): "
-                                  f"{s.failure_reason or s.scope}")
                 records = sorted(s.per_question, key=lambda r: str(r["uid"]))
+                if s.failed or s.stopped or not s.full or not records:
+                    why = s.failure_reason or ("stopped" if s.stopped else s.scope)
+                    failed.append(f"{default.retriever_type} ({config}, fold {f.index}): {why}")
+                    run_failed[key] = why
                 pooled.setdefault(key, []).extend(records)
                 per_fold[(*key, f.index)] = records
                 meta[key] = {"pipeline": _shown(st, outcome.tuned_file if config == "tuned" else path),
@@ -240,10 +242,12 @@ def _score(req: CompareRequest, st: Settings, pipelines: list[Path], files: list
     rows: list[dvt.Row] = []
     for (method, config), records in pooled.items():
         records = sorted(records, key=lambda r: str(r["uid"]))
-        rows.append(_row(method, config, graph_name, POOLED, records, meta[(method, config)]))
+        rows.append(_row(method, config, graph_name, POOLED, records, meta[(method, config)],
+                         run_failed.get((method, config))))
     if len(files) > 1:
         for (method, config, i), records in per_fold.items():
-            rows.append(_row(method, config, graph_name, f"fold{i}", records, meta[(method, config)]))
+            rows.append(_row(method, config, graph_name, f"fold{i}", records, meta[(method, config)],
+                             run_failed.get((method, config))))
     dvt.add_statistics(rows)
     return rows, failed
 
@@ -256,7 +260,7 @@ def _shown(st: Settings, path: Path) -> str:
 
 
 def _row(method: str, config: str, graph: str, subset_name: str, records: list[dict[str, Any]],
-         meta: dict[str, str]) -> dvt.Row:
+         meta: dict[str, str], failure: str | None = None) -> dvt.Row:
     import numpy as np
 
     from hublab.evaluation import names
@@ -266,8 +270,11 @@ def _row(method: str, config: str, graph: str, subset_name: str, records: list[d
     means = {m: float(np.mean(v)) if v else float("nan") for m, v in per_q.items()}
     means[names.TRIPLES_PER_QUESTION] = (float(np.mean([len(r.get("retrieved_context") or []) for r in records]))
                                          if records else float("nan"))
+    status = tables.run_status(len(records), sum(bool(r.get("error")) for r in records), failed=failure is not None,
+                               reason=failure or "")
     return dvt.Row(method, graph, subset_name, config, meta["pipeline"], len(records), means,
-                   {m: per_q[m] for m in dvt.CI_METRICS}, study=meta["study"], changed=meta["changed"])
+                   {m: per_q[m] for m in dvt.CI_METRICS}, study=meta["study"], changed=meta["changed"],
+                   status=status)
 
 
 def _titles(graph: str, split: Split) -> dict[tuple[str, str], str]:

@@ -37,6 +37,7 @@ from hublab.config import settings as load_settings
 from hublab.errors import InputError
 from hublab.evaluation import names
 from hublab.pipeline.config import load_pipeline
+from hublab.redact import scrub
 from hublab.tracking.mlflow_log import setup as setup_experiment
 from hublab.tracking.study_runs import UID_TAG, ParentRun, StudyRuns
 from hublab.tuning import reuse
@@ -55,7 +56,7 @@ from hublab.tuning.space import (
     space_from_thesis_json,
     space_record,
 )
-from hublab.tuning.storage import DEFAULT_GRACE_S, DEFAULT_HEARTBEAT_S, file_lock, redact_url
+from hublab.tuning.storage import DEFAULT_GRACE_S, DEFAULT_HEARTBEAT_S, file_lock
 from hublab.tuning.study import WORKER, Evaluator, StudyResult, StudySpec, fresh_study, run_study
 
 PARENT_ATTR = "mlflow_parent_run_id"
@@ -249,7 +250,7 @@ def run_tune(req: TuneRequest, *, settings: Settings | None = None, evaluator: E
     recovered: list[bool] = []
     setup = parent_run_setup(runs, spec, {
         "study": req.study, "mode": req.mode, "dataset": req.dataset, "graph": graph,
-        "objectives": ",".join(objectives), "pipeline": str(req.pipeline), "storage": redact_url(storage),
+        "objectives": ",".join(objectives), "pipeline": str(req.pipeline), "storage": scrub(storage),
         "factors": ",".join(f.path for f in space.factors)}, on_recovered=lambda: recovered.append(True))
     evaluator = evaluator or runner_evaluator(graph, req.dataset, limit=req.limit, experiment=experiment,
                                               settings=st, objective=objectives[0], track_carbon=req.carbon,

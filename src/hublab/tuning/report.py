@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from pathlib import Path
 
 from hublab.atomic import atomic_path, write_text_atomic
 from hublab.evaluation import names
 from hublab.experiment.dvc_report import machine_dependent
-from hublab.reports.tables import Column, markdown_table
+from hublab.reports.tables import Column, markdown_table, write_csv
 from hublab.tuning.study import StudyResult
 
 
@@ -40,6 +38,12 @@ def ofat_markdown(res: StudyResult) -> str:
     return "\n".join(lines)
 
 
+def _value_cell(value: object) -> object:
+    """A factor's value in the CSV: a number as itself (-1 stays a number, not a neutralised text cell), anything
+    else as its JSON (``true``, ``"bm25"``)."""
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else json.dumps(value)
+
+
 def _write(path: Path, text: str) -> Path:
     """Written whole (``atomic``): workers of one study finishing together never interleave."""
     write_text_atomic(path, text)
@@ -66,14 +70,11 @@ def write_outputs(res: StudyResult, out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     paths: list[Path] = []
     if res.table:
-        buf = io.StringIO()
-        w = csv.writer(buf)
-        w.writerow(["parameter", "value", "is_base", names.RECALL, names.HITS_AT_10, f"delta_{names.RECALL}_pct",
-                    f"delta_{names.HITS_AT_10}_pct", "chosen"])
-        for r in res.table:
-            w.writerow([r.factor, json.dumps(r.value), r.is_base, r.recall, r.hits, r.delta_recall_pct,
-                        r.delta_hits_pct, r.chosen])
-        paths.append(_write(out_dir / "ofat_table.csv", buf.getvalue()))
+        fields = ["parameter", "value", "is_base", names.RECALL, names.HITS_AT_10, f"delta_{names.RECALL}_pct",
+                  f"delta_{names.HITS_AT_10}_pct", "chosen"]
+        rows = [dict(zip(fields, [r.factor, _value_cell(r.value), r.is_base, r.recall, r.hits, r.delta_recall_pct,
+                                  r.delta_hits_pct, r.chosen], strict=True)) for r in res.table]
+        paths.append(write_csv(rows, out_dir / "ofat_table.csv", fields))  # the one CSV writer and its escaping
         paths.append(_write(out_dir / "ofat_table.md", ofat_markdown(res) + "\n"))
         paths.append(_write(out_dir / "chosen.json", json.dumps(res.chosen, indent=1)))
         if res.pending:

@@ -39,6 +39,7 @@ from hublab.dburl import (  # noqa: F401
     sqlite_lock_problem,
 )
 from hublab.errors import InputError
+from hublab.redact import scrub
 
 DEFAULT_HEARTBEAT_S = 30
 DEFAULT_GRACE_S = 120
@@ -76,7 +77,7 @@ class StudyStorage(RDBStorage):
             if sqlite_path(url) is not None:
                 raise  # a database file: its own messages (locked, not a database) are reported by the caller
             said = " ".join(str(getattr(exc, "orig", None) or exc).split())[:200]
-            raise InputError(f"the Optuna storage {redact_url(url)} did not answer ({said}; each connection is "
+            raise InputError(f"the Optuna storage {scrub(url)} did not answer ({scrub(said)}; each connection is "
                              f"bounded at {CONNECT_TIMEOUT_S} s): start it or fix the URL", field="--storage") from None
         self.planned_only: set[int] = set()  # study ids
 
@@ -119,16 +120,6 @@ class StudyStorage(RDBStorage):
 def make_storage(url: str, *, heartbeat_interval: int = DEFAULT_HEARTBEAT_S, grace_period: int | None = DEFAULT_GRACE_S,
                  max_retry: int = 1) -> StudyStorage:
     return StudyStorage(url, heartbeat_interval=heartbeat_interval, grace_period=grace_period, max_retry=max_retry)
-
-
-def redact_url(url: str) -> str:
-    """Storage URL without a password (for logs and MLflow params)."""
-    from sqlalchemy.engine import make_url
-
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except Exception:  # noqa: BLE001 - not an SQLAlchemy URL: keep only the scheme
-        return url.split(":", 1)[0] + ":…"
 
 
 def sqlite_path(url: str) -> Path | None:

@@ -59,8 +59,6 @@ class MilvusVectorStore(VectorStore):
             raise HubLabError(f"vector_store.exact must be auto, always or never, got {exact!r}")
         if exact_max_vectors is not None and int(exact_max_vectors) < 0:
             raise HubLabError(f"vector_store.exact_max_vectors must be >= 0, got {exact_max_vectors!r}")
-        if uri.endswith(".db"):
-            Path(uri).parent.mkdir(parents=True, exist_ok=True)
         self.uri = uri
         self.index = index or IndexSpec()
         self.timeout = None if uri.endswith(".db") else timeout_s
@@ -93,6 +91,8 @@ class MilvusVectorStore(VectorStore):
     def client(self):
         """The pymilvus client (for a Lite file: its engine started now, on first use)."""
         if self._client_obj is None:
+            if self.local_file:  # created with the engine, not before: a method that keeps no index (BM25) leaves
+                Path(self.uri).parent.mkdir(parents=True, exist_ok=True)  # no empty models/<graph>__<method>/
             self._client_obj = _client(self.uri, self._token, self.timeout)
         return self._client_obj
 

@@ -58,7 +58,7 @@ def rows_from_csv(path: Path) -> list[Row]:
                 diff_ci=None if d[f"{DIFF}_ci_low"] == "" else (float(d[f"{DIFF}_ci_low"]),
                                                                  float(d[f"{DIFF}_ci_high"])),
                 best=d["best"] == "True", thesis_map=_number(d["thesis_map_at_10_triples"]), study=d["study"],
-                changed=d["changed_params"]))
+                changed=d["changed_params"], status=d.get("status") or ""))
         except (KeyError, ValueError) as exc:
             raise InputError(f"not a row of the comparison table ({type(exc).__name__}: {exc})", file=str(path),
                              row=i) from None

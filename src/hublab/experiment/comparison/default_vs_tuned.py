@@ -85,6 +85,7 @@ class Row:
     study: str = ""
     mlflow_run: str = ""
     changed: str = ""  # tuned rows: ``name=value`` of each retriever parameter tuning changed, ``; ``-separated
+    status: str = ""  # a run that did not answer every question: ``tables.run_status`` (never a silent row of zeros)
 
 
 def entries(root: Path, pipelines: list[Path] | None = None, tuned_dir: Path | None = None) -> list[Entry]:
@@ -147,7 +148,7 @@ def _thesis_map(thesis: Thesis, method: str, graph: str) -> float | None:
 
 
 def _rows_for(entry: Entry, graph: str, records: list[dict[str, Any]], held_out: tuple[set[str], set[str]] | None,
-              run_id: str, thesis: float | None) -> list[Row]:
+              run_id: str, thesis: float | None, failure: tuple[bool, str] = (False, "")) -> list[Row]:
     subsets = [("all", records)]
     if held_out is not None:
         uids, texts = held_out
@@ -160,9 +161,11 @@ def _rows_for(entry: Entry, graph: str, records: list[dict[str, Any]], held_out:
         means = {m: float(np.mean(v)) if v else float("nan") for m, v in per_q.items()}
         means[names.TRIPLES_PER_QUESTION] = float(np.mean([len(r.get("retrieved_context") or []) for r in recs])) \
             if recs else float("nan")
+        status = tables.run_status(len(recs), sum(bool(r.get("error")) for r in recs), failed=failure[0],
+                                   reason=failure[1])
         rows.append(Row(entry.method, graph, subset, entry.config, entry.pipeline.as_posix(), len(recs), means,
                         {m: per_q[m] for m in CI_METRICS}, thesis_map=thesis, study=entry.study, mlflow_run=run_id,
-                        changed=entry.changed))
+                        changed=entry.changed, status=status))
     return rows
 
 
@@ -223,7 +226,7 @@ def run_comparison(st: Settings, items: list[Entry], *, graphs=GRAPHS, bound: in
                                           run_name=f"{cfg.name}·{graph}", track_carbon=False, progress=progress,
                                           trace=False))
             rows += _rows_for(entry, graph, s.per_question, held if graph == "gv1" else None, s.run_id or "",
-                              _thesis_map(thesis, entry.method, graph))
+                              _thesis_map(thesis, entry.method, graph), failure=(s.failed, s.failure_reason))
     add_statistics(rows)
     return rows
 
@@ -254,6 +257,8 @@ def csv_rows(rows: list[Row]) -> list[dict[str, Any]]:
         d["thesis_map_at_10_triples"] = _r(r.thesis_map)
         # no MLflow run id: it differs on every machine and rerun (the MLflow comparison children link the runs)
         d["pipeline"], d["study"], d["changed_params"] = r.pipeline, r.study, r.changed
+        if any(x.status for x in rows):  # a clean comparison's CSV keeps its columns
+            d[tables.STATUS] = r.status
         out.append(d)
     return out
 
@@ -328,14 +333,24 @@ def caption(bound: int = BOUND) -> str:
             f"the best, or from the default) at {ALPHA} after the correction. Thesis MAP@10 (LLM): {THESIS_SYSTEM}.")
 
 
+def _table(rows: list[Row]) -> list[tables.Column]:
+    """The table's columns (:func:`_columns`), with the run state after the config where a run did not answer every
+    question."""
+    columns = _columns(rows)
+    if not any(r.status for r in rows):
+        return columns
+    return [*columns[:2], tables.Column(tables.STATUS, lambda r: r.status or tables.MISSING), *columns[2:]]
+
+
 def markdown(rows: list[Row], *, bound: int = BOUND, caption_text: str | None = None,
              titles: dict[tuple[str, str], str] | None = None) -> str:
     """One table per graph and question set, best MAP@10 first; ``caption_text`` and ``titles`` describe another
     comparison than the thesis's (its split, its groups)."""
-    lines = [caption_text or caption(bound), ""]
+    note = tables.status_note(r.status for r in rows)
+    lines = [caption_text or caption(bound), ""] + ([note, ""] if note else [])
     for (graph, subset), group in _groups(rows).items():
-        lines += [f"### {_title(graph, subset, group[0].n_questions, titles)}", "",
-                  tables.markdown_table(_columns(rows), _order(group)), ""]
+        lines += [f"### {tables.md_text(_title(graph, subset, group[0].n_questions, titles))}", "",
+                  tables.markdown_table(_table(rows), _order(group)), ""]
     return "\n".join(lines)
 
 
@@ -345,7 +360,7 @@ def latex(rows: list[Row], *, bound: int = BOUND, caption_text: str | None = Non
     parts = [f"% {note or CSV_NOTE}", "% needs \\usepackage{booktabs}"]
     for (graph, subset), group in _groups(rows).items():
         title = _title(graph, subset, group[0].n_questions, titles)
-        parts += ["", tables.latex_table(_columns(rows), _order(group),
+        parts += ["", tables.latex_table(_table(rows), _order(group),
                                          caption=f"{title}. {caption_text or caption(bound)}",
                                          label=f"tab:methods-{graph}-{subset}".replace("_", "-"))]
     return "\n".join(parts) + "\n"
@@ -488,6 +503,8 @@ def log_mlflow(root: Path, rows: list[Row], files: list[Path], *, bound: int = B
                 "hublab.pipeline": r.pipeline, "hublab.method_run_id": r.mlflow_run, "best": str(r.best)}
         if r.study:
             tags["optuna_study"] = r.study
+        if r.status:
+            tags["hublab.status"] = r.status
         name = f"{display_name(r.method)} · {r.config} · {r.graph}" + ("" if r.subset == "all" else f" · {r.subset}")
         children[f"{r.method}/{r.config}/{r.graph}/{r.subset}"] = ChildRun(name, metrics, tags)
     params = {"bound": str(bound), "tuning_set": TUNING_SET, "test": TEST_NAME[:500], "correction": CORRECTION,

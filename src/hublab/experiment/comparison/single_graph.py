@@ -54,7 +54,9 @@ def compare_methods(pipelines: list[Path], graph: str, dataset: str, *, settings
                                       run_name=f"{cfg.name}·{graph}", track_carbon=track_carbon))
         row: dict[str, Any] = {"method": cfg.retriever_type, "pipeline": path.name, "bound": max_output_triples,
                                "llm": cfg.llm.get("backend", "none"), "n_questions": s.n_questions,
-                               "scope": s.scope, "mlflow_run": s.run_id}
+                               "scope": s.scope, "mlflow_run": s.run_id,
+                               tables.STATUS: tables.run_status(s.n_questions, s.metrics.get("n_errors") or 0,
+                                                                failed=s.failed, reason=s.failure_reason)}
         for key, col in COLUMNS:
             row[col] = s.metrics.get(key)
         row["s/question"] = s.metrics.get("runtime")
@@ -91,18 +93,23 @@ def markdown(res: CompareResult, graph: str, dataset: str, *, timings: bool = Tr
     if partial:
         lines = [f"**PARTIAL RUN — scope: {', '.join(partial)}.** These numbers come from a subset of the benchmark "
                  "and are not comparable with full-benchmark or thesis numbers.", ""]
-    lines.append(f"Methods on `{graph}` / `{dataset}` (HubLab runs are LLM-free or embedded; thesis numbers used "
-                 "OpenAI models and are shown where the thesis reports the method on this graph variant).")
+    note = tables.status_note(r.get(tables.STATUS, "") for r in res.rows)
+    lines += [note, ""] if note else []
+    lines.append(f"Methods on {tables.md_code(graph)} / {tables.md_code(dataset)} (HubLab runs are LLM-free or "
+                 "embedded; thesis numbers used OpenAI models and are shown where the thesis reports the method on "
+                 "this graph variant).")
     bounds = sorted({r.get("bound") for r in res.rows if r.get("bound")})
     if bounds:
         lines.append(f"All methods evaluated at the same output bound: at most {bounds[0]} triples per question.")
     ordered = sorted(res.rows, key=lambda r: -(r.get("Hits@10") or 0))
     columns = [c for c in TABLE if timings or c not in MACHINE]
+    if note:  # the run state beside the method, only in a comparison with a marked run
+        columns.insert(columns.index("pipeline") + 1, tables.STATUS)
     lines += ["", tables.markdown_table([tables.field(c) for c in columns], ordered)]
     if not timings:
         lines += ["", "Seconds, index build time and emissions of these runs: `timings.csv` beside this file (not "
                   "kept in git: they differ on every machine) and each run in MLflow."]
-    lines.extend(f"- not run: {name} — {why}" for name, why in res.skipped)
+    lines.extend(f"- not run: {tables.md_text(name)} — {tables.md_text(why)}" for name, why in res.skipped)
     return "\n".join(lines) + "\n"
 
 
@@ -123,7 +130,9 @@ def write_report(res: CompareResult, out_dir: Path, graph: str, dataset: str) ->
     """``<stem>.md`` and ``<stem>.csv`` with what every machine computes alike (a DVC stage commits them), and
     ``timings.csv`` with each pipeline's machine-dependent figures."""
     stem = report_stem(res)
-    quality = [{k: v for k, v in r.items() if k not in MACHINE and k != "mlflow_run"} for r in res.rows]
+    marked = any(r.get(tables.STATUS) for r in res.rows)  # a clean comparison's CSV keeps its columns
+    quality = [{k: v for k, v in r.items() if k not in MACHINE and k != "mlflow_run" and (marked or k != tables.STATUS)}
+               for r in res.rows]
     timing = [{"pipeline": r["pipeline"], **{k: r.get(k) for k in MACHINE if k in r}} for r in res.rows]
     tables.write_csv(timing, out_dir / ("timings.csv" if stem == "compare" else f"{stem}.timings.csv"))
     return tables.write_report(out_dir, stem, markdown(res, graph, dataset, timings=False), quality)
@@ -135,8 +144,10 @@ def comparison_key(graph: str, dataset: str, pipelines: list[Path], limit: int |
     import hashlib
     import json
 
-    ident = {"graph": graph, "dataset": dataset, "pipelines": sorted(p.name for p in pipelines), "limit": limit,
-             "max_output_triples": max_output_triples}
+    from hublab.redact import without_credentials  # an endpoint with another password is the same comparison
+
+    ident = {"graph": without_credentials(graph), "dataset": dataset, "pipelines": sorted(p.name for p in pipelines),
+             "limit": limit, "max_output_triples": max_output_triples}
     return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -170,6 +181,8 @@ def method_children(res: CompareResult) -> dict[str, ChildRun]:
                 "hublab.llm": r.get("llm") or "none", "hublab.scope": r.get("scope", "full"),
                 "hublab.n_questions": str(r.get("n_questions")), "hublab.method_run_id": str(r.get("mlflow_run")),
                 "hublab.bound": str(r.get("bound"))}
+        if r.get(tables.STATUS):
+            tags["hublab.status"] = r[tables.STATUS]
         metrics = headline_metrics(r)
         for key, col in (("runtime", "s/question"), ("index_build_s", "index build s"),
                          ("llm_tokens", "LLM tokens/question"),

@@ -137,9 +137,9 @@ class DenseIndex:
 
     def _where(self) -> str:
         """Where the stored index lives, for the console (a server URI without its credentials)."""
-        from hublab.redact import redact
+        from hublab.redact import scrub
 
-        return redact(str(getattr(self.store, "uri", None) or type(self.store).__name__))
+        return scrub(str(getattr(self.store, "uri", None) or type(self.store).__name__))
 
     # ------------------------------------------------------------ query
     def search(self, query: str, k: int, *, subset: list[int] | None = None) -> list[tuple[Unit, float]]:
