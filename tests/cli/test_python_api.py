@@ -29,7 +29,8 @@ def project(tmp_path: Path) -> Path:
 
 def test_the_public_names_are_exported_typed_and_documented():
     public = [n for n in hublab.__all__ if n != "__version__"]
-    assert set(public) == {"load_pipeline", "run", "evaluate", "LoadedPipeline", "RankedTriple", "RunResult"}
+    assert set(public) == {"load_pipeline", "run", "evaluate", "compare", "LoadedPipeline", "RankedTriple",
+                           "RunResult"}
     for name in public:
         obj = getattr(hublab, name)
         assert (obj.__doc__ or "").strip(), name

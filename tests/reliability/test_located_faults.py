@@ -106,7 +106,7 @@ def test_report_compare_out_that_cannot_be_written_is_refused_before_any_run(pro
     if where == "a-file":
         out.write_text("mine\n")
     code, text = _cli(["report", "compare", "--graph", "graph.ttl", "--dataset", "questions.csv", "--pipelines",
-                       "bm25", "--no-carbon", "--out", str(out)])
+                       "bm25", "--out", str(out)])
     line = _one_error_line(text)
     assert code == 2 and "--out" in line and str(out) in line
     assert not (project / "outputs").exists() and not (project / "mlruns" / "mlflow.db").exists()

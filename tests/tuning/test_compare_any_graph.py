@@ -113,7 +113,7 @@ def test_an_output_folder_that_is_a_file_is_refused_before_any_work(mine: Path):
         from hublab.errors import InputError
 
         assert isinstance(res.exception, InputError), res.output  # the CLI's main prints it in one line, exit 2
-        assert "taken" in str(res.exception) and "not a folder" in str(res.exception)
+        assert "taken" in str(res.exception) and "is not a directory" in str(res.exception)
         assert not (mine / "split.json").exists()
 
 

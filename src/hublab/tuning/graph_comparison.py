@@ -128,20 +128,13 @@ def compare_graph(req: CompareRequest, *, settings: Settings | None = None,
 
 
 def _check_out(out: Path) -> None:
-    """The output folder is usable before any work: a folder (made if missing) we can write into."""
-    import os
+    """The output folder is usable before any work (the rule every report's ``--out`` follows), then made."""
+    from hublab.preflight import output_dir_problem
 
-    if out.exists() and not out.is_dir():
-        raise InputError("exists and is not a folder", file=str(out), field="--out")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        probe = out / ".hublab-write-probe"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as exc:
-        raise InputError(f"cannot write here: {exc.strerror or exc}", file=str(out), field="--out") from None
-    if not os.access(out, os.W_OK):
-        raise InputError("cannot write here", file=str(out), field="--out")
+    why = output_dir_problem(out)
+    if why:
+        raise InputError(why, file=str(out), field="--out")
+    out.mkdir(parents=True, exist_ok=True)
 
 
 @dataclass(frozen=True)
