@@ -181,7 +181,8 @@ class UserCompare(_Strict):
     graph: str
     source: str
     dataset: str
-    n_trials: int = Field(ge=1)  # dvc.yaml interpolates it: required
+    n_trials: int = Field(ge=1)  # dvc.yaml interpolates both: required
+    pipelines: str  # comma-separated pipeline names, or ``all`` (every LLM-free method)
 
 
 class UserGraphs(_Strict):

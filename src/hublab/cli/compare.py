@@ -11,9 +11,12 @@ from hublab.cli.app import AS_JSON, GRAPH_HELP, HUB_TYPE, app, interrupt_message
 
 
 def resolved_pipelines(st, pipelines: list[Path] | None) -> list[Path] | None:
-    """``--pipelines`` (names or paths, repeated or comma-separated) as files; None for every method."""
-    chosen = [st.pipeline_file(p.strip()) for arg in pipelines or [] for p in str(arg).split(",") if p.strip()]
-    return chosen or None
+    """``--pipelines`` (names or paths, repeated or comma-separated) as files; None (every method) for none or
+    ``all``."""
+    names = [p.strip() for arg in pipelines or [] for p in str(arg).split(",") if p.strip()]
+    if names == ["all"]:
+        return None
+    return [st.pipeline_file(n) for n in names] or None
 
 
 @app.command("compare")
@@ -31,7 +34,7 @@ def compare_cmd(
     seed: int = typer.Option(0, "--seed", help="Seed of the split and of every study."),
     bound: int = typer.Option(20, "--max-output-triples", min=1, help="Output bound every method is scored at."),
     pipelines: list[Path] | None = typer.Option(None, "--pipelines", help="LLM-free pipelines (names or YAML "
-                                                "paths, comma-separated). Default: every method."),
+                                                "paths, comma-separated; all: every method, the default)."),
     out: Path | None = typer.Option(None, "--out", help="Output folder (default reports/compare/GRAPH)."),
     fmt: str = typer.Option("md", "--format", help="What to print: md, latex or csv (all three are written)."),
     experiment: str | None = typer.Option(None, "--experiment", help="MLflow experiment (default compare-GRAPH)."),
