@@ -122,3 +122,14 @@ def test_format_and_budget_are_checked_first(mine: Path):
     assert res.exit_code == 2 and "expected md, latex or csv" in res.output
     res = _invoke(["compare", "--graph", "graph.ttl", "--dataset", _questions(mine), "--n-trials", "0"])
     assert res.exit_code == 2
+
+
+def test_pipelines_all_means_every_method_and_names_resolve_to_files(mine: Path):
+    from hublab.cli.compare import resolved_pipelines
+    from hublab.config import settings
+
+    st = settings()
+    assert resolved_pipelines(st, [Path("all")]) is None
+    assert resolved_pipelines(st, None) is None
+    assert [p.name for p in resolved_pipelines(st, [Path("bm25,hublink_local")])] == ["bm25.yaml",
+                                                                                       "hublink_local.yaml"]
