@@ -107,7 +107,7 @@ def test_compare_on_a_users_graph_splits_tunes_per_fold_and_writes_every_format(
 
 def test_an_output_folder_that_is_a_file_is_refused_before_any_work(mine: Path):
     (mine / "taken").write_text("")
-    for cmd in (["compare"], ["report", "compare"]):  # the report's --graph form is the same command
+    for cmd in (["compare"],):
         res = _invoke([*cmd, "--graph", "graph.ttl", "--dataset", _questions(mine), "--hub-type", HUB,
                        "--out", "taken"])
         from hublab.errors import InputError

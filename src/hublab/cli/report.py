@@ -1,5 +1,4 @@
-"""CLI: ``hublab report compare`` — every LLM-free method default and tuned, with intervals and corrected tests
-(the thesis comparison; with ``--graph`` the comparison on any graph, :mod:`hublab.cli.compare`)."""
+"""CLI: ``hublab report compare`` — every method on one graph in one table (MLflow + CSV + Markdown)."""
 
 from __future__ import annotations
 
@@ -7,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from hublab.cli.app import AS_JSON, HUB_TYPE, app
+from hublab.cli.app import AS_JSON, LLM_BASE_URL, LLM_MODEL, app, use_llm_endpoint
 
 report_app = typer.Typer(help="Reports across runs.", no_args_is_help=True)
 app.add_typer(report_app, name="report")
@@ -15,62 +14,82 @@ app.add_typer(report_app, name="report")
 
 @report_app.command("compare")
 def compare_cmd(
-    graph: str | None = typer.Option(None, "--graph", help="Any graph: the same as `hublab compare --graph` (split, "
-                                     "tune, score). Default: the thesis comparison on GV1 and the GV3 export."),
+    graph: str | None = typer.Option(None, "--graph", help="One graph, one table of the given pipelines (the "
+                                     "pre-issue-#22 report). Default: the fair comparison (every method default "
+                                     "and tuned, GV1 and the GV3 export, 20 triples/question, CIs, p-values)."),
     dataset: str | None = typer.Option(None, "--dataset", help="With --graph (default: the graph's dataset)."),
-    hub_type: list[str] | None = HUB_TYPE,
-    n_trials: int = typer.Option(20, "--n-trials", min=1, help="With --graph: TPE trials per method and fold."),
-    folds: int | None = typer.Option(None, "--folds", min=1, help="With --graph: k of the cross-validation."),
     pipelines: list[Path] | None = typer.Option(None, "--pipelines", help="YAML paths or names (hublab list), "
                                                 "repeated or comma-separated. Default: all LLM-free pipelines."),
-    limit: int | None = typer.Option(None, "--limit", help="Thesis comparison only: the first N questions."),
-    out: Path | None = typer.Option(None, "--out", help="Output folder."),
+    limit: int | None = typer.Option(None, "--limit"),
+    out: Path | None = typer.Option(None, "--out", help="Default reports/compare_<graph>."),
+    carbon: bool = typer.Option(True, "--carbon/--no-carbon"),
     max_output_triples: int | None = typer.Option(None, "--max-output-triples", min=1,
                                                   help="Evaluate every method at this output bound (like-for-like)."),
-    graphs: str = typer.Option("gv1,gv3_orkg", "--graphs", help="Thesis comparison: graphs (each with its own "
+    graphs: str = typer.Option("gv1,gv3_orkg", "--graphs", help="Fair comparison: graphs (each with its own "
                                "dataset; GV1 also reports its questions outside the tuning set)."),
-    experiment: str | None = typer.Option(None, "--experiment", help="MLflow experiment (default compare-fair, or "
-                                          "compare-GRAPH with --graph)."),
-    fmt: str = typer.Option("md", "--format", help="What to print: md, latex or csv (all three are written)."),
+    experiment: str | None = typer.Option(None, "--experiment", help="MLflow experiment of the evaluation runs and "
+                                          "the comparison run (default compare-fair, or compare-GRAPH with --graph)."),
+    fmt: str = typer.Option("md", "--format", help="What the fair comparison prints: md, latex (booktabs, for a "
+                            "paper) or csv. All three are written under --out either way."),
+    llm_base_url: str | None = LLM_BASE_URL,
+    llm_model: str | None = LLM_MODEL,
     as_json: bool = AS_JSON,
 ) -> None:
-    """Every LLM-free method, default and tuned with the same budget, with intervals and corrected tests: the
-    thesis comparison (``reports/summary/methods.*``), or with --graph the comparison on any graph."""
+    """Run (or resume) each pipeline on the dataset and write one comparison table with the thesis's numbers.
+
+    Without --graph: the fair comparison of issue #22 (``reports/summary/methods.{csv,md,png,svg}``, MLflow
+    experiment ``compare-fair``)."""
+    from rich.console import Console
+
     from hublab.errors import InputError, raise_all
     from hublab.preflight import check_names, output_dir_problem
 
-    if fmt not in ("md", "latex", "csv"):
-        raise typer.BadParameter(f"{fmt!r}: expected md, latex or csv", param_hint="--format")
     problems: list = []
     check_names(problems, experiment=experiment)
     if out is not None and (why := output_dir_problem(out)):  # before any run: not after an hour of them
         problems.append(InputError(why, file=str(out), field="--out"))
     raise_all(problems)
     if graph is None:
-        if hub_type:
-            raise typer.BadParameter("applies with --graph (the thesis's graphs have their hub types)",
-                                     param_hint="--hub-type")
         _fair(pipelines, limit, out, max_output_triples, as_json, graphs, experiment, fmt)
         return
-    if limit is not None:
-        raise typer.BadParameter("applies to the thesis comparison; with --graph choose --n-trials and --folds",
-                                 param_hint="--limit")
-    from rich.console import Console
-
-    from hublab.cli.app import interrupt_message
-    from hublab.cli.compare import print_result, resolved_pipelines
+    dataset = dataset or graph
     from hublab.config import settings as load_settings
-    from hublab.tuning.graph_comparison import CompareRequest, compare_graph
+    from hublab.experiment.comparison.single_graph import (
+        compare_methods,
+        log_comparison,
+        markdown,
+        thesis_reference,
+        write_report,
+    )
+    from hublab.retrievers.registry import default_pipelines
 
+    use_llm_endpoint(llm_base_url, llm_model)
     st = load_settings()
-    req = CompareRequest(graph, dataset or graph, out_dir=out, pipelines=resolved_pipelines(st, pipelines),
-                         hub_types=list(hub_type or []), n_trials=n_trials, folds=folds,
-                         bound=max_output_triples or 20, experiment=experiment)
-    con = Console(stderr=as_json)
-    with interrupt_message("every finished trial and answered question is kept; rerun the same command to resume"):
-        res = compare_graph(req, settings=st, say=lambda line: con.print(line, markup=False, highlight=False,
-                                                                          soft_wrap=True))
-    print_result(res, fmt, as_json, con)
+    chosen = ([st.pipeline_file(p.strip()) for arg in pipelines for p in str(arg).split(",") if p.strip()]
+              if pipelines else default_pipelines(st.root))
+    from hublab.pipeline.resources import graph_source
+
+    name = graph_source(graph, st).name  # a file's or endpoint's content-keyed name: a folder and experiment name
+    experiment = experiment or f"compare-{name}"
+    res = compare_methods(chosen, graph, dataset, settings=st, limit=limit, experiment=experiment,
+                          include_llm=bool(pipelines), track_carbon=carbon,
+                          max_output_triples=max_output_triples)
+    out_dir = out or (st.root / "reports" / f"compare_{name}")
+    csv_path, md_path = write_report(res, out_dir, graph, dataset)
+    parent = log_comparison(st.root, experiment, graph, dataset, chosen, limit, [csv_path, md_path], res=res,
+                            thesis=thesis_reference(st), max_output_triples=max_output_triples)
+    from hublab.redact import scrub  # an endpoint URL's credentials
+
+    if as_json:
+        import json
+
+        typer.echo(scrub(json.dumps({"graph": graph, "dataset": dataset, "mlflow_comparison_run": parent,
+                                     "rows": res.rows, "skipped": [{"pipeline": p, "why": w} for p, w in res.skipped]},
+                                    indent=1, default=str)))
+    else:
+        Console().print(scrub(markdown(res, graph, dataset)))
+        Console().print(f"wrote {csv_path} and {md_path}; MLflow comparison run {parent} (experiment {experiment})")
+    _exit_if_failed([str(r.get("status", "")) for r in res.rows], md_path)
 
 
 def _fair(pipelines: list[Path] | None, limit: int | None, out: Path | None, bound: int | None, as_json: bool,
