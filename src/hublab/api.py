@@ -47,15 +47,18 @@ class RunResult:
     failure_reason: str = ""
 
 
-def _settings(root: str | Path | None):
+def _settings(root: str | Path | None, label_predicates: list[str] | None = None):
+    """The project's settings (``root``, else ``HUBLAB_ROOT``, else the folder above), with a call's label
+    predicates ahead of ``params.yaml``'s (:func:`hublab.graph.source.with_label_predicates`)."""
     from hublab.config import project_root, settings
     from hublab.errors import InputError
+    from hublab.graph.source import with_label_predicates
 
     base = Path(root).resolve() if root is not None else project_root()
     if not (base / "params.yaml").is_file():
         raise InputError(f"no HubLab project at {base} (no params.yaml): give the project's folder with root=... or "
                          "the HUBLAB_ROOT environment variable")
-    return settings(base)
+    return with_label_predicates(settings(base), label_predicates)
 
 
 def _quiet() -> None:
@@ -109,14 +112,18 @@ class LoadedPipeline:
 
 
 def load_pipeline(name_or_path: str | Path, graph: str, *, root: str | Path | None = None,
-                  hub_types: list[str] | None = None, progress: bool = False) -> LoadedPipeline:
+                  hub_types: list[str] | None = None, label_predicates: list[str] | None = None,
+                  progress: bool = False) -> LoadedPipeline:
     """Build a pipeline on a graph and make its index ready (built, or checked and reused), as ``hublab ask`` does.
-    Every input is checked first; a problem is a :class:`hublab.errors.InputError` naming what to fix."""
+    Every input is checked first; a problem is a :class:`hublab.errors.InputError` naming what to fix.
+    ``label_predicates``: predicate IRIs whose literals label a node, ahead of ``params.yaml``'s
+    (``--label-predicate``).
+    """
     _quiet()
     from hublab.pipeline.pipeline import build_pipeline
     from hublab.preflight import check_run
 
-    st = _settings(root)
+    st = _settings(root, label_predicates)
     checked = check_run(Path(str(name_or_path)), graph, None, settings=st, tracking=False, hub_types=hub_types)
     pipe = build_pipeline(checked.cfg, graph, st)
     pipe.retriever.ensure_ready(progress=progress)
@@ -125,24 +132,28 @@ def load_pipeline(name_or_path: str | Path, graph: str, *, root: str | Path | No
 
 def run(name_or_path: str | Path, graph: str, dataset: str, *, limit: int | None = None,
         root: str | Path | None = None, experiment: str | None = None, hub_types: list[str] | None = None,
-        resume: bool = True, track_carbon: bool = False, progress: bool = False) -> RunResult:
+        label_predicates: list[str] | None = None, resume: bool = True, track_carbon: bool = False,
+        progress: bool = False) -> RunResult:
     """Run a pipeline over a dataset, evaluate it and log one MLflow run, exactly as ``hublab run`` does (resumable).
-    ``track_carbon`` is off by default here: CodeCarbon's tracker prints and starts a thread per run."""
+    ``track_carbon`` is off by default here: CodeCarbon's tracker prints and starts a thread per run;
+    ``label_predicates`` as in :func:`load_pipeline`."""
     _quiet()
     from hublab.experiment.request import RunRequest
     from hublab.experiment.runner import run_experiment
     from hublab.preflight import check_run
 
-    st = _settings(root)
+    st = _settings(root, label_predicates)
     checked = check_run(Path(str(name_or_path)), graph, dataset, settings=st, experiment=experiment,
                         hub_types=hub_types)
     req = RunRequest(checked.cfg, graph, dataset, st, limit=limit, experiment=experiment, resume=resume,
-                     track_carbon=track_carbon, progress=progress, trace=True)
+                     track_carbon=track_carbon, progress=progress, trace=True,
+                     hub_types=tuple(hub_types or ()))
     s = run_experiment(req)
     return RunResult(dict(s.metrics), s.run_id, s.n_questions, list(s.per_question), s.failed, s.failure_reason)
 
 
-def compare(graph: str, dataset: str, *, hub_types: list[str] | None = None, n_trials: int = 20,
+def compare(graph: str, dataset: str, *, hub_types: list[str] | None = None,
+            label_predicates: list[str] | None = None, n_trials: int = 20,
             folds: int | None = None, selection: str | None = None, out: str | Path | None = None,
             pipelines: list[str] | None = None, seed: int = 0, max_output_triples: int = 20,
             root: str | Path | None = None, say: Any = None) -> Any:
@@ -152,6 +163,8 @@ def compare(graph: str, dataset: str, *, hub_types: list[str] | None = None, n_t
         graph: a built-in graph, an RDF file or a SPARQL endpoint URL.
         dataset: a built-in dataset or a .csv/.jsonl file of questions with golden triples.
         hub_types: HubLink's hub type IRIs on this graph.
+        label_predicates: predicate IRIs whose literals label a node, ahead of ``params.yaml``'s (a changed list is
+            another graph model: its own indices and runs).
         n_trials: TPE trials per method and fold (the same budget for every method).
         folds: k of the cross-validation (None: 5 below 100 questions, else one seeded split; 1: one split).
         selection: a dataset whose questions are the fixed selection set (every other one is reported).
@@ -172,7 +185,7 @@ def compare(graph: str, dataset: str, *, hub_types: list[str] | None = None, n_t
     _quiet()
     from hublab.tuning.graph_comparison import CompareRequest, compare_graph
 
-    st = _settings(root)
+    st = _settings(root, label_predicates)
     chosen = [st.pipeline_file(p) for p in pipelines] if pipelines else None
     req = CompareRequest(str(graph), str(dataset), out_dir=Path(out) if out is not None else None, pipelines=chosen,
                          hub_types=list(hub_types or []), n_trials=n_trials, seed=seed, folds=folds,

@@ -80,6 +80,10 @@ class Settings:
     def section(self, name: str) -> dict[str, Any]:
         return dict(self.params.get(name, {}) or {})
 
+    def with_section(self, name: str, **values: Any) -> Settings:
+        """These settings with ``values`` set in section ``name`` (a per-call option over ``params.yaml``)."""
+        return Settings(self.root, {**self.params, name: {**self.section(name), **values}})
+
     # ---- names -> files ----
     def graph_names(self) -> list[str]:
         """What ``--graph`` accepts: the rebuilt variants and the ORKG snapshot."""

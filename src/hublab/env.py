@@ -123,7 +123,7 @@ def set_verbosity(verbose: bool) -> None:
 #: CPython scans its youngest generation every 700 new container objects, and the older ones every 10 scans of the
 #: younger: while a command starts (imports, the graph, the pipeline: about a million objects, all kept) it scanned
 #: a growing heap again and again and freed almost nothing (~0.2 s before ``hublab run``'s first question on 2
-#: cores, issue #43). Until :func:`settle_heap`, the youngest generation is scanned every this many objects.
+#: cores). Until :func:`settle_heap`, the youngest generation is scanned every this many objects.
 START_GC_THRESHOLD = 100_000
 _saved_threshold: tuple[int, int, int] | None = None
 

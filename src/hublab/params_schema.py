@@ -1,4 +1,4 @@
-"""``params.yaml`` checked against a schema before any command reads it (issue #45, class 7): a key the schema does not
+"""``params.yaml`` checked against a schema before any command reads it: a key the schema does not
 know (``trackng:``), a key given twice (YAML keeps the last one silently), or a value of the wrong type
 (``paths.indices: [1, 2]``, ``tracking.experiment: 123``) is refused with the file, the line and the key, all
 problems at once — instead of being ignored, or failing later far from its cause. Paths may use ``~`` and

@@ -1,5 +1,5 @@
 """Values a run would trip over deep inside a library (a traceback, or a run name that breaks its own log line),
-refused before any work with the file, row and field (issue #45, class 7): a lone surrogate in a dataset's text,
+refused before any work with the file, row and field: a lone surrogate in a dataset's text,
 a control character in a dataset file's name, an API key an HTTP header cannot carry, an embedder path that is not
 a model folder. Called by :func:`hublab.preflight.check_run`."""
 

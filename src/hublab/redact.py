@@ -4,7 +4,7 @@ tokens). Config loading refuses them (:func:`secret_value_problem`); everything 
 through :func:`redact` as a second line of defence, so a key pasted into the wrong field never reaches MLflow,
 an artifact, a trace or the console.
 
-The one scrubber of everything persisted (issue #45, class 1) is :func:`scrub`: the *values* of the keys HubLab
+The one scrubber of everything persisted is :func:`scrub`: the *values* of the keys HubLab
 knows (each one a backend sends is registered with :func:`register_secret` when it is read; every environment
 variable whose name looks secret), then every credential by its shape. Where it runs: every LLM answer as it
 arrives (so whatever is built from one — caches, path texts, index rows, predictions, traces — holds no key an

@@ -1,4 +1,4 @@
-"""SIGTERM and SIGHUP end a command as Ctrl-C does (issue #45, class 5): a service manager's stop, ``kill`` or a
+"""SIGTERM and SIGHUP end a command as Ctrl-C does: a service manager's stop, ``kill`` or a
 closed terminal then leave what an interrupt leaves — the MLflow run marked KILLED, the checkpoint consistent with
 its traces, a message saying how to resume — instead of a silent exit 143/129 with the run left RUNNING. The
 signal is raised as :class:`Terminated`, a ``KeyboardInterrupt``, so every ``except KeyboardInterrupt`` and

@@ -389,7 +389,9 @@ def _spawn(project: Path, script: Path, sleep_s: str) -> subprocess.Popen:
 def test_second_process_changes_nothing_and_killed_run_is_marked_and_resumed(project: Path):
     script = project / "go.py"
     script.write_text(SCRIPT.format(tests=str(Path(__file__).resolve().parent)))
-    a = _spawn(project, script, "1.5")
+    # 5 s a question: A still holds the lock while B starts, however loaded the machine (B's start-up took over the
+    # 9 s of six 1.5 s questions under a full suite); A is killed right after B, so the wait costs B's start-up only
+    a = _spawn(project, script, "5")
     runs = project / "outputs" / "runs"
     deadline = time.time() + 120
     ckpt = None

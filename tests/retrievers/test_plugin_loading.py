@@ -70,7 +70,7 @@ def fresh_registry(monkeypatch, tmp_path: Path):
     monkeypatch.setenv("HUBLAB_TEST_MARKS", str(marks))
     monkeypatch.syspath_prepend(str(site))
     for attr, value in (("_ENTRY_POINTS", {}), ("_BROKEN", {}), ("_IGNORED", []), ("_ORIGIN", {}),
-                        ("_LOADING", {}), ("_REFUSALS", []), ("_SCANNED", []), ("_PLUGINS", dict(registry._PLUGINS))):
+                        ("_LOADING", {}), ("_REFUSALS", []), ("_SCANNED", []), ("_PLUGINS", {})):
         monkeypatch.setattr(registry, attr, value, raising=False)  # absent attributes: an older registry
     before = set(sys.modules)
     yield site, marks

@@ -57,6 +57,18 @@ AS_JSON = typer.Option(False, "--json", help="Print the result as JSON.")
 #: what --graph accepts, everywhere (hublab.graph.source)
 GRAPH_HELP = ("A built-in graph (gv1..gv4, gv3_orkg), one declared in params.yaml (user_graphs.graphs), a path to an "
               "RDF file (.ttl, .nt, .nq, .rdf, .jsonld; also gzipped) or a SPARQL endpoint URL (docs/your-graph.md).")
+LABEL_PREDICATE = typer.Option(None, "--label-predicate", help="A predicate whose literal labels a node (IRI; "
+                               "repeatable), ahead of params.yaml's user_graphs.label_predicates.")
+
+
+def call_settings(label_predicates: list[str] | None = None):
+    """The project's settings with this call's ``--label-predicate`` options (see ``with_label_predicates``)."""
+    from hublab.config import settings
+    from hublab.graph.source import with_label_predicates
+
+    return with_label_predicates(settings(), label_predicates)
+
+
 HUB_TYPE = typer.Option(None, "--hub-type", help="HubLink's hub type: a class whose instances are hub roots (its "
                         "IRI; repeatable). Default: the graph's declared hub_types, else ORKG's Paper.")
 

@@ -8,8 +8,18 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from hublab.cli.app import AS_JSON, GRAPH_HELP, HUB_TYPE, LLM_BASE_URL, LLM_MODEL, StrictCommand, app, use_llm_endpoint
-from hublab.config import settings
+from hublab.cli.app import (
+    AS_JSON,
+    GRAPH_HELP,
+    HUB_TYPE,
+    LABEL_PREDICATE,
+    LLM_BASE_URL,
+    LLM_MODEL,
+    StrictCommand,
+    app,
+    call_settings,
+    use_llm_endpoint,
+)
 from hublab.preflight import check_llm, check_run, print_warnings
 
 
@@ -19,6 +29,7 @@ def ask_cmd(
     pipeline: Path = typer.Option(..., "--pipeline", help="Pipeline YAML, or its name (hublab list)."),
     graph: str = typer.Option(..., "--graph", help=GRAPH_HELP),
     hub_type: list[str] | None = HUB_TYPE,
+    label_predicate: list[str] | None = LABEL_PREDICATE,
     topic_entity: str | None = typer.Option(None, "--topic-entity", help="Entry entity id (e.g. R659055)."),
     top: int = typer.Option(10, "--top", help="How many supporting triples to print."),
     llm_base_url: str | None = LLM_BASE_URL,
@@ -29,11 +40,12 @@ def ask_cmd(
     from hublab.pipeline.pipeline import build_pipeline  # local: retrievers and their libraries (~0.25 s)
 
     use_llm_endpoint(llm_base_url, llm_model)
-    checked = check_run(pipeline, graph, None, settings=settings(), llm_base_url=llm_base_url, tracking=False,
+    st = call_settings(label_predicate)
+    checked = check_run(pipeline, graph, None, settings=st, llm_base_url=llm_base_url, tracking=False,
                         hub_types=hub_type)
     checked.warnings[:0] = check_llm(checked.cfg)  # key, server and model before the index and models load
     print_warnings(checked.warnings)
-    pipe = build_pipeline(checked.cfg, graph)
+    pipe = build_pipeline(checked.cfg, graph, st)
     pipe.retriever.ensure_ready()
     graph_obj = pipe.retriever.resources.graph
     topic_value = graph_obj.label(topic_entity) if topic_entity else None

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from hublab.cli.app import AS_JSON, GRAPH_HELP, HUB_TYPE, app, interrupt_message
+from hublab.cli.app import AS_JSON, GRAPH_HELP, HUB_TYPE, LABEL_PREDICATE, app, call_settings, interrupt_message
 
 
 def resolved_pipelines(st, pipelines: list[Path] | None) -> list[Path] | None:
@@ -24,6 +24,7 @@ def compare_cmd(
     graph: str = typer.Option(..., "--graph", help=GRAPH_HELP),
     dataset: str = typer.Option(..., "--dataset", help="Questions: a built-in dataset or a .csv/.jsonl file."),
     hub_type: list[str] | None = HUB_TYPE,
+    label_predicate: list[str] | None = LABEL_PREDICATE,
     n_trials: int = typer.Option(20, "--n-trials", min=1, help="TPE trials per method and fold (the same for all)."),
     folds: int | None = typer.Option(None, "--folds", min=1, help="k of the cross-validation; 1: one split. "
                                      "Default: 5 below 100 questions, else one split."),
@@ -60,10 +61,9 @@ def compare_cmd(
     check_names(problems, experiment=experiment)
     check_tune_inputs(problems, storage=storage)
     raise_all(problems)
-    from hublab.config import settings as load_settings
     from hublab.tuning.graph_comparison import CompareRequest
 
-    st = load_settings()
+    st = call_settings(label_predicate)
     req = CompareRequest(graph, dataset, out_dir=out, pipelines=resolved_pipelines(st, pipelines),
                          hub_types=list(hub_type or []), n_trials=n_trials, seed=seed, folds=folds, stratify=stratify,
                          selection=selection, bound=bound, storage=storage, experiment=experiment, jobs=jobs,

@@ -37,15 +37,16 @@ def graphs_cmd(
                    f"{st['triples']} triples, {st['entities']} entities -> {shown}")
 
 
-def load_any(graph: Path | str):
-    """Any graph ``--graph`` accepts (a built-in or declared name, an RDF file, a SPARQL endpoint URL); Ctrl-C or
-    SIGTERM while it is read (an endpoint's pages) is one line and 130/143, not click's "Aborted!"."""
+def load_any(graph: Path | str, st=None):
+    """Any graph ``--graph`` accepts (a built-in or declared name, an RDF file, a SPARQL endpoint URL), with the
+    project's settings or ``st`` (a call's label predicates); Ctrl-C or SIGTERM while it is read (an endpoint's pages)
+    is one line and 130/143, not click's "Aborted!"."""
     from hublab.cli.app import interrupt_message
     from hublab.config import settings
     from hublab.pipeline.resources import load_graph
 
     with interrupt_message("the graph was not read; nothing was written"):
-        return load_graph(str(graph), settings(), progress=want_progress(None))
+        return load_graph(str(graph), st or settings(), progress=want_progress(None))
 
 
 @graph_app.command("compare")

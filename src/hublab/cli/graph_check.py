@@ -7,21 +7,20 @@ import json
 
 import typer
 
-from hublab.cli.app import GRAPH_HELP, HUB_TYPE, graph_app
+from hublab.cli.app import GRAPH_HELP, HUB_TYPE, LABEL_PREDICATE, call_settings, graph_app
 from hublab.cli.graph import load_any as _load
 
 
-def _hub_types(graph: str, given: list[str] | None) -> list[str]:
+def _hub_types(graph: str, given: list[str] | None, st) -> list[str]:
     """``--hub-type`` (normalised), else the hub types the graph declares in params.yaml, else HubLink's default:
     the hub types a run on this graph would use."""
-    from hublab.config import settings
     from hublab.graph.shape import ShapeDefaults
     from hublab.graph.vocabulary import normalise_type
     from hublab.pipeline.resources import graph_source
 
     if given:
         return [normalise_type(h) for h in given]
-    return list(graph_source(graph, settings()).hub_types) or list(ShapeDefaults().hub_types)
+    return list(graph_source(graph, st).hub_types) or list(ShapeDefaults().hub_types)
 
 
 @graph_app.command("check")
@@ -30,20 +29,25 @@ def check_cmd(
     as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
     top: int = typer.Option(10, "--top", min=1, help="how many types to list"),
     hub_type: list[str] | None = HUB_TYPE,
+    label_predicate: list[str] | None = LABEL_PREDICATE,
 ) -> None:
-    """One screen on a graph before a run: triples, entities, literals, label coverage, the types by count, the
-    hub types HubLink could use (--hub-type), and the defaults that assume ORKG's shape but look wrong here."""
-    from hublab.graph.profile import profile
+    """One screen on a graph before a run: triples, entities, literals, label coverage (and the predicates that
+    could label the unlabelled nodes), the types by count, the hub types HubLink could use (--hub-type), and the
+    defaults that assume ORKG's shape but look wrong here."""
+    from hublab.graph.profile import label_candidates, profile
     from hublab.graph.shape import shape_report
     from hublab.redact import scrub
 
-    kg = _load(graph)
+    st = call_settings(label_predicate)
+    kg = _load(graph, st)
     pr = profile(kg)
-    shape = shape_report(kg, _hub_types(graph, hub_type))
+    candidates = label_candidates(kg) if pr.labelled < pr.entities - pr.literals else []
+    shape = shape_report(kg, _hub_types(graph, hub_type, st))
     if as_json:
         typer.echo(json.dumps({"triples": pr.triples, "entities": pr.entities, "literals": pr.literals,
                                "label_coverage": round(pr.label_coverage, 4),
                                "types": [vars(c) for c in pr.types[:top]],
+                               "label_candidates": [{"predicate": p, "unlabelled_nodes": n} for p, n in candidates],
                                "suggested_hub_types": [c.name for c in pr.suggested],
                                "orkg_shaped_defaults": shape.as_dict()}, indent=2))
         return
@@ -55,6 +59,12 @@ def check_cmd(
     con.print(f"{pr.triples:,} triples, {pr.entities:,} entities ({pr.literals:,} literals); labels: "
               f"{pr.labelled:,} of {nodes:,} nodes ({pr.label_coverage:.0%}) have one from a label predicate, the "
               "rest show their IRI's local name", highlight=False)
+    if candidates:
+        flags = " ".join(f"--label-predicate {p}" for p, _ in candidates[:1])
+        con.print("predicates with a literal on unlabelled nodes (label candidates): "
+                  + ", ".join(f"{p} ({n:,} nodes)" for p, n in candidates)
+                  + f"\ne.g. hublab graph check {scrub(graph)} {flags} (the same option on run, index, ask, compare "
+                  "and tune-all)", highlight=False, markup=False, soft_wrap=True)
     table = Table(title=f"types ({min(top, len(pr.types))} of {len(pr.types)})")
     table.add_column("type")
     table.add_column("instances", justify="right")

@@ -7,8 +7,18 @@ from pathlib import Path
 
 import typer
 
-from hublab.cli.app import GRAPH_HELP, HUB_TYPE, LLM_BASE_URL, LLM_MODEL, StrictCommand, app, use_llm_endpoint
-from hublab.config import project_root, settings
+from hublab.cli.app import (
+    GRAPH_HELP,
+    HUB_TYPE,
+    LABEL_PREDICATE,
+    LLM_BASE_URL,
+    LLM_MODEL,
+    StrictCommand,
+    app,
+    call_settings,
+    use_llm_endpoint,
+)
+from hublab.config import project_root
 from hublab.errors import HubLabError
 from hublab.graph.snapshot import write_provenance
 from hublab.preflight import check_run, print_warnings
@@ -19,6 +29,7 @@ def index_cmd(
     pipeline: Path = typer.Option(..., "--pipeline", help="Pipeline YAML, or its name (hublab list)."),
     graph: str = typer.Option(..., "--graph", help=GRAPH_HELP),
     hub_type: list[str] | None = HUB_TYPE,
+    label_predicate: list[str] | None = LABEL_PREDICATE,
     stats_out: Path | None = typer.Option(None, "--stats", help="Write index stats JSON here (DVC metrics)."),
     llm_base_url: str | None = LLM_BASE_URL,
     llm_model: str | None = LLM_MODEL,
@@ -29,12 +40,13 @@ def index_cmd(
     from hublab.pipeline.pipeline import build_index  # local: retrievers and their libraries (~0.25 s)
 
     use_llm_endpoint(llm_base_url, llm_model)
-    checked = check_run(pipeline, graph, None, settings=settings(), stats_out=stats_out, llm_base_url=llm_base_url,
+    st = call_settings(label_predicate)
+    checked = check_run(pipeline, graph, None, settings=st, stats_out=stats_out, llm_base_url=llm_base_url,
                         tracking=False, hub_types=hub_type, rebuild_damaged=True)
     print_warnings(checked.warnings)
     if checked.damaged_index is not None:
         _remove_damaged(checked.damaged_index)
-    stats = build_index(checked.cfg, graph, progress=progress)
+    stats = build_index(checked.cfg, graph, progress=progress, settings=st)
     typer.echo(json.dumps(stats, indent=1, default=str))
     if stats_out:
         # timings and build history go to outputs/provenance/: the stats file is a DVC output of the index stage,

@@ -14,9 +14,9 @@ app.add_typer(report_app, name="report")
 
 @report_app.command("compare")
 def compare_cmd(
-    graph: str | None = typer.Option(None, "--graph", help="One graph, one table of the given pipelines (the "
-                                     "pre-issue-#22 report). Default: the fair comparison (every method default "
-                                     "and tuned, GV1 and the GV3 export, 20 triples/question, CIs, p-values)."),
+    graph: str | None = typer.Option(None, "--graph", help="One graph: the given pipelines untuned "
+                                     "(`hublab compare` tunes them on any graph). Default: every method default "
+                                     "and tuned, GV1 and the GV3 export, 20 triples/question, CIs, p-values."),
     dataset: str | None = typer.Option(None, "--dataset", help="With --graph (default: the graph's dataset)."),
     pipelines: list[Path] | None = typer.Option(None, "--pipelines", help="YAML paths or names (hublab list), "
                                                 "repeated or comma-separated. Default: all LLM-free pipelines."),
@@ -37,8 +37,8 @@ def compare_cmd(
 ) -> None:
     """Run (or resume) each pipeline on the dataset and write one comparison table with the thesis's numbers.
 
-    Without --graph: the fair comparison of issue #22 (``reports/summary/methods.{csv,md,png,svg}``, MLflow
-    experiment ``compare-fair``)."""
+    Without --graph: the fair comparison of every LLM-free method, default and tuned
+    (``reports/summary/methods.{csv,md,png,svg}``, MLflow experiment ``compare-fair``)."""
     from rich.console import Console
 
     from hublab.errors import InputError, raise_all

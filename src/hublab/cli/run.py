@@ -12,14 +12,15 @@ from hublab.cli.app import (
     AS_JSON,
     GRAPH_HELP,
     HUB_TYPE,
+    LABEL_PREDICATE,
     LLM_BASE_URL,
     LLM_MODEL,
     StrictCommand,
     app,
+    call_settings,
     use_llm_endpoint,
 )
 from hublab.cli.run_output import estimate_json, print_summary, run_estimate, write_atomic, write_outputs
-from hublab.config import settings
 from hublab.errors import InputError
 from hublab.preflight import check_llm, check_run, llm_endpoints, print_warnings
 from hublab.progress import want_progress
@@ -54,6 +55,7 @@ def run_cmd(
     pipeline: Path = typer.Argument(..., help="Pipeline YAML, or its name (hublab list): pipelines/NAME.yaml."),
     graph: str = typer.Option(..., "--graph", help=GRAPH_HELP),
     hub_type: list[str] | None = HUB_TYPE,
+    label_predicate: list[str] | None = LABEL_PREDICATE,
     dataset: str = typer.Option(..., "--dataset", help="gv1..gv4, gv3_orkg, reduced_gv1, or your own .csv/.jsonl "
                                 "(columns uid, question, golden_triples; see below)."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N questions."),
@@ -80,7 +82,7 @@ def run_cmd(
 ) -> None:
     """Run a pipeline over a KGQA dataset, evaluate it and log one MLflow run (resumable); help: RUN_HELP."""
     use_llm_endpoint(llm_base_url, llm_model)
-    st = settings()
+    st = call_settings(label_predicate)
     if dry_run and report_dir is not None:
         raise InputError("--dry-run runs no question, so there is no report to write; drop --report-dir (--output "
                          "receives the estimate as JSON)", field="--report-dir")
@@ -96,7 +98,8 @@ def run_cmd(
     from hublab.experiment.runner import run_experiment
 
     req = RunRequest(checked.cfg, graph, dataset, st, limit=limit, experiment=experiment, resume=resume,
-                     track_carbon=carbon, progress=show, trace=trace)
+                     track_carbon=carbon, progress=show, trace=trace,
+                     hub_types=tuple(hub_type or ()))
     uses_llm = bool(llm_endpoints(req.cfg))
     if dry_run:
         print_warnings(checked.warnings)

@@ -77,6 +77,7 @@ def tune_cmd(
             n_trials=n_trials, objectives=chosen, thesis_params=thesis_params, limit=limit, seed=seed, carbon=carbon,
             output_dir=output_dir, heartbeat_interval=heartbeat, grace_period=grace, progress=progress,
             index_dir=index_dir, fresh=fresh, experiment=experiment, base_overrides=overrides,
+            hub_types=list(hub_type or []),
             prune=pruner != "none", pruner="wilcoxon" if pruner == "none" else pruner,
             limits={k: v for k, v in (("s_per_question", max_s), ("cost_per_question", max_cost)) if v is not None}))
     con = Console()

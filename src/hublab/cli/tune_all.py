@@ -1,4 +1,4 @@
-"""CLI: ``hublab tune-all`` (the equal-budget study of every LLM-free method, issue #22).
+"""CLI: ``hublab tune-all`` (the equal-budget study of every LLM-free method).
 
 Thin: options → :class:`hublab.tuning.fair.TuneAllRequest` → :func:`~hublab.tuning.fair.tune_all` → print."""
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from hublab.cli.app import app, interrupt_message
+from hublab.cli.app import LABEL_PREDICATE, app, call_settings, interrupt_message
 from hublab.cli.tune_checks import check_tune_inputs
 
 
@@ -24,6 +24,7 @@ def tune_all_cmd(
                                      "SPARQL endpoint URL, as in hublab run."),
     hub_type: list[str] | None = typer.Option(None, "--hub-type", help="HubLink's hub type IRI on your graph "
                                               "(repeatable)."),
+    label_predicate: list[str] | None = LABEL_PREDICATE,
     bound: int = typer.Option(20, "--max-output-triples", help="Output bound the objective is measured at."),
     out: Path | None = typer.Option(None, "--out", help="Folder of the tuned pipelines (default pipelines/tuned)."),
     storage: str | None = typer.Option(None, "--storage", help="Optuna RDB URL (default sqlite:///mlruns/optuna.db)."),
@@ -41,7 +42,6 @@ def tune_all_cmd(
     write pipelines/tuned/<method>.yaml for each."""
     from rich.console import Console
 
-    from hublab.config import settings as load_settings
     from hublab.errors import raise_all
     from hublab.retrievers.registry import default_pipelines
     from hublab.tuning.fair import TuneAllRequest, markdown
@@ -51,7 +51,7 @@ def tune_all_cmd(
     problems: list = []
     check_tune_inputs(problems, storage=storage)
     raise_all(problems)
-    st = load_settings()
+    st = call_settings(label_predicate)
     con = Console()
     chosen = [st.pipeline_file(p) for p in pipelines] if pipelines else default_pipelines(st.root)
 

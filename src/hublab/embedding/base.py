@@ -9,7 +9,7 @@ import numpy as np
 #: Every component of a stored embedding is a multiple of 2^-GRID_BITS (about 9.5e-7). Two CPUs compute the same
 #: float64 unit vector up to ~1e-16 (different BLAS and ATen kernels); rounded straight to float32 (spacing ~4e-9
 #: near 0.05), one component in ~10^7 lands on the other side of a rounding boundary, so GV1's ~4.5 million
-#: components gave another index file on another CPU (issue #42). On this grid a component changes only when it lies
+#: components gave another index file on another CPU. On this grid a component changes only when it lies
 #: within ~1e-16 of one of the grid's midpoints: about one in 10^10. Every grid value is exact in float32 (a unit
 #: vector's components need at most 21 significant bits here), and rounding onto it is idempotent.
 GRID_BITS = 20

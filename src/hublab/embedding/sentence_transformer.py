@@ -17,7 +17,7 @@ from hublab.errors import HubLabError
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 #: Rows per forward pass, fixed so that a text's vector is independent of its batch partners (see ``embed``).
 CANONICAL_BATCH = 8
-#: Rows per forward pass on a GPU: large batches in a fixed order (see ``embed``). Measured on an H200 (issue #28):
+#: Rows per forward pass on a GPU: large batches in a fixed order (see ``embed``). Measured on an H200:
 #: MiniLM's plain ``encode`` at batch 256 ran 7,042-9,015 texts/s against 899-1,157 in canonical batches of 8.
 GPU_BATCH = 256
 _MODELS: dict[tuple[str, str], object] = {}
@@ -130,7 +130,7 @@ def resolve_device(device: str | None) -> str:
 class SentenceTransformerEmbedder(Embedder):
     """Batched, L2-normalised embeddings. The model is loaded once per process per (path, device), on first use
     and in the caller's thread: a pipeline that never embeds (BM25) never imports torch, which was 11 of the 18 s of
-    a BM25 ``hublab tune`` process (issue #28). A background loader was tried and reverted: its thread raced the
+    a BM25 ``hublab tune`` process. A background loader was tried and reverted: its thread raced the
     main thread's imports and left tune workers hanging at exit."""
 
     def __init__(self, model: str | None = DEFAULT_MODEL, *, device: str | None = "auto", batch_size: int = 64) -> None:
@@ -230,7 +230,7 @@ class SentenceTransformerEmbedder(Embedder):
         It costs about 2x the CPU time of a float32 pass.
 
         On a GPU (``large_batches``) the model stays float32 and runs batches of ``GPU_BATCH`` over the distinct
-        texts in sorted order: the same texts give bitwise the same vectors on the same device (issue #28's check on
+        texts in sorted order: the same texts give bitwise the same vectors on the same device (the GPU check on
         an H200: identical vectors in two runs of ``encode`` at batch 256 over the same ordered input), at the card's
         throughput. A text's vector can then move in the last bits with its batch partners (that check: ≤ 3e-8 for a
         shuffled order); GPU vectors are named apart from CPU ones anyway (``vectors_id``).

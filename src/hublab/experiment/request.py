@@ -50,6 +50,9 @@ class RunRequest:
     #: answer the pending questions in this seeded order (a tuning trial: a pruner sees a mixed sample first, not the
     #: dataset's first template); each record and every metric are the same in any order
     order_seed: int | None = None
+    #: ``--hub-type`` as the caller was given it: it wins over the hub types the graph declares (empty: the graph's
+    #: declared hub types, else the pipeline's)
+    hub_types: tuple[str, ...] = ()
 
     @classmethod
     def build(cls, cfg: PipelineConfig, graph: str, dataset: str, *, settings: Settings | None = None,

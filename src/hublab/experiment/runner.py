@@ -133,9 +133,9 @@ def _run(req: RunRequest, on_question: OnQuestion | None) -> RunSummary:
                  budgets(req.cfg, req.question_timeout_s, req.run_timeout_s, req.max_failure_share))
     st = req.settings
     src = graph_source(req.graph, st)
-    # the graph's declared hub types, as every door decides them, before the run's identity is taken from the config
-    # (a caller that built the request without the preflight, e.g. `report compare --graph`, gets them too)
-    apply_hub_types(req.cfg, [], src)
+    # the hub types as every door decides them (--hub-type, else the graph's declared ones), before the run's identity
+    # is taken from the config (a caller that built the request without the preflight gets them too)
+    apply_hub_types(req.cfg, list(req.hub_types), src)
     ident: RunIdentity = run_identity(req.config_hash, src.digest, dataset_file, graph=src.name,
                                       dataset=req.dataset, limit=req.limit, n_questions=len(pairs),
                                       n_total=len(all_pairs), experiment=req.experiment_name,
@@ -259,7 +259,7 @@ def _run_locked(req: RunRequest, plan: _Plan, ident: RunIdentity, ckpt: Checkpoi
 
 
 class _DeferredRun:
-    """The run's MLflow recorder, opened once a first question is answered (issue #43): MLflow's imports and its
+    """The run's MLflow recorder, opened once a first question is answered: MLflow's imports and its
     store's schema check (~2 s on a 2-core machine) no longer stand between ``hublab run`` and its first question.
     The opening is timed apart (``open_s``): never part of a question's runtime, the session's or the run budget.
     A first question's trace is kept as data meanwhile (``observability.SpanBuffer``) and written into the run

@@ -75,6 +75,22 @@ def profile(kg: KnowledgeGraph) -> GraphProfile:
     return GraphProfile(len(kg), len(ents), literals, labelled, counts, suggested_hub_types(counts))
 
 
+def label_candidates(kg: KnowledgeGraph, top: int = 3) -> list[tuple[str, int]]:
+    """The predicates whose literal objects could label the nodes that have no label from a label predicate:
+    ``(predicate IRI, unlabelled nodes that carry it)``, most nodes first, ties by IRI; [] for a graph that cannot
+    tell labelled nodes apart."""
+    has_label = getattr(kg, "has_label", None)
+    if has_label is None:
+        return []
+    iri_of = getattr(kg, "predicate_iri_of", None)
+    nodes: dict[str, set[str]] = {}
+    for t in kg.triples():
+        if t.object.is_literal and not t.subject.is_literal and not has_label(t.subject.uid):
+            nodes.setdefault(t.predicate, set()).add(t.subject.uid)
+    named = [(str((iri_of(p) if iri_of else None) or p), len(uids)) for p, uids in nodes.items()]
+    return sorted(named, key=lambda x: (-x[1], x[0]))[:top]
+
+
 def find_triples(kg: KnowledgeGraph, text: str, limit: int = 20) -> list[Triple]:
     """Triples whose subject, predicate or object label contains ``text`` (case-insensitive), in the graph's order."""
     needle = text.casefold()

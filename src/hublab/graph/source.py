@@ -4,7 +4,9 @@ load through :func:`load_source`.
 
 A file or an endpoint gets a name keyed by its content (``<file stem>-<12 hex of its sha256>``; ``<host>-<12 hex of
 URL and fingerprint>``): indices (``models/<name>__<retriever>/``) and run identities use it, so a changed graph is
-never searched with an index built for the old one, and the same file gives the same name anywhere.
+never searched with an index built for the old one, and the same file gives the same name anywhere. The settings that
+shape a user's graph model (its label predicates, when not the default list) are part of that key too
+(:attr:`GraphSource.model`): a changed label setting is a new graph model, with its own index and its own runs.
 """
 
 from __future__ import annotations
@@ -41,6 +43,14 @@ class GraphSource:
     triples: int | None = field(default=None, compare=False)  #: the endpoint's triple count, when known
     #: the endpoint's (triple count, content digest) when resolved: the graph read must still have it
     fingerprint: tuple[int, str] | None = field(default=None, compare=False)
+    #: 12 hex of the settings that shape the graph model when they are not the defaults (label predicates), else "";
+    #: part of :attr:`digest` (a run's identity) and of :attr:`index_name` (its index folder)
+    model: str = ""
+
+    @property
+    def index_name(self) -> str:
+        """The name of the graph's index folders: :attr:`name`, plus the graph model's key when it has one."""
+        return f"{self.name}-labels-{self.model}" if self.model else self.name
 
     @property
     def shown(self) -> str:
@@ -100,12 +110,42 @@ def declared_graphs(st: Settings) -> dict[str, dict]:
 
 
 def vocabulary(st: Settings) -> Vocabulary:
-    """The label predicates of ``params.yaml: user_graphs.label_predicates`` (the default list when unset)."""
+    """The label predicates of ``params.yaml: user_graphs.label_predicates`` (the default list when unset), or of
+    :func:`with_label_predicates`."""
     preds = st.section(SECTION).get("label_predicates")
     if preds is not None and (not isinstance(preds, list) or not all(isinstance(p, str) for p in preds)):
         raise InputError("expected a list of predicate IRIs", file=str(st.root / "params.yaml"),
                          field=f"{SECTION}.label_predicates")
     return Vocabulary.from_iris(preds)
+
+
+def with_label_predicates(st: Settings, predicates: list[str] | tuple[str, ...] | None) -> Settings:
+    """``st`` with the label predicates of one call (``--label-predicate``, the API's ``label_predicates=``) ahead
+    of ``params.yaml``'s, in the order given (a node's label is the first it has); ``st`` when none are given.
+
+    Raises:
+        InputError: a predicate that is not an absolute IRI (``http://…``, ``https://…``, ``urn:…``).
+    """
+    if not predicates:
+        return st
+    bad = [p for p in predicates if not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:\S+$", str(p))]
+    if bad:
+        raise InputError(f"expected a predicate IRI (http://…), got {bad[0]!r}", field="--label-predicate")
+    given = [str(p) for p in predicates]
+    rest = [str(p) for p in vocabulary(st).label_predicates if str(p) not in given]
+    return st.with_section(SECTION, label_predicates=[*dict.fromkeys(given), *rest])
+
+
+def model_key(st: Settings) -> str:
+    """12 hex of the graph-model settings of a user's graph when they differ from the defaults, else ""."""
+    vocab = vocabulary(st)
+    if vocab == Vocabulary():
+        return ""
+    return hashlib.sha256("\n".join(["labels", *map(str, vocab.label_predicates)]).encode()).hexdigest()[:12]
+
+
+def _with_model(digest: str, model: str) -> str:
+    return hashlib.sha256(f"{digest}\nmodel {model}".encode()).hexdigest() if model else digest
 
 
 def endpoint_settings(st: Settings) -> EndpointSettings:
@@ -128,7 +168,7 @@ def resolve_graph(arg: str, st: Settings) -> GraphSource:
         spec = declared[arg]
         inner = _resolve_location(spec["source"], st, base=st.root)
         return GraphSource(arg, "declared" if inner.kind == "file" else "endpoint", inner.location, arg,
-                           inner.digest, tuple(spec["hub_types"]), inner.triples, inner.fingerprint)
+                           inner.digest, tuple(spec["hub_types"]), inner.triples, inner.fingerprint, inner.model)
     if is_endpoint(arg) or rdf_format(Path(arg)) is not None or Path(arg).suffix == ".json" or "/" in arg \
             or Path(arg).exists():
         return _resolve_location(arg, st, base=Path.cwd())
@@ -146,9 +186,10 @@ def _resolve_location(loc: str, st: Settings, *, base: Path) -> GraphSource:
         count, content = ep.fingerprint()
         parts = urlsplit(loc)
         bare = f"{parts.scheme}://{parts.hostname}{':' + str(parts.port) if parts.port else ''}{parts.path}"
-        digest = hashlib.sha256(f"{bare}\n{content}".encode()).hexdigest()
+        model = model_key(st)
+        digest = _with_model(hashlib.sha256(f"{bare}\n{content}".encode()).hexdigest(), model)
         return GraphSource(loc, "endpoint", loc, f"{_slug(parts.hostname or 'endpoint')}-{digest[:12]}", digest,
-                           triples=count, fingerprint=(count, content))
+                           triples=count, fingerprint=(count, content), model=model)
     path = Path(loc)
     if not path.is_absolute():
         path = base / path
@@ -160,8 +201,10 @@ def _resolve_location(loc: str, st: Settings, *, base: Path) -> GraphSource:
         raise InputError(f"unknown graph file type {path.suffix!r}; expected one of "
                          f"{', '.join(sorted(RDF_FORMATS))} (optionally .gz) or an ORKG export .json", file=loc,
                          field="--graph")
-    digest = file_digest(path)
-    return GraphSource(loc, "file", str(path.resolve()), f"{_slug(path.name.split('.')[0])}-{digest[:12]}", digest)
+    model = model_key(st)
+    digest = _with_model(file_digest(path), model)
+    return GraphSource(loc, "file", str(path.resolve()), f"{_slug(path.name.split('.')[0])}-{digest[:12]}", digest,
+                       model=model)
 
 
 def load_source(src: GraphSource, st: Settings, *, progress: bool = False):

@@ -50,7 +50,7 @@ class CachedLLM(LLM):
         return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()
 
     def _scrub(self, blob: str) -> str:
-        """No stored byte holds a key (issue #45): an endpoint that echoes the request's ``Authorization`` header
+        """No stored byte holds a key: an endpoint that echoes the request's ``Authorization`` header
         put ``Bearer sk-…`` into its answer, and the cache stored it in clear. Masked here: every credential
         :func:`hublab.redact.redact` knows by its shape, and the backend's own keys by their value."""
         return scrub(blob, self.inner.secret_values())

@@ -1,4 +1,4 @@
-"""HubLab's thesis metrics inside MLflow's own evaluation (issue #21): scorers for ``mlflow.genai.evaluate``
+"""HubLab's thesis metrics inside MLflow's own evaluation: scorers for ``mlflow.genai.evaluate``
 and KGQA rows as MLflow evaluation data, so any retrieval function is scored exactly as ``hublab run`` scores."""
 
 import os

@@ -156,14 +156,16 @@ def build_pipeline(cfg: PipelineConfig, graph_name: str, settings: Any = None) -
     return Pipeline(cfg, retriever, pipe_llms=llms)
 
 
-def build_index(cfg: PipelineConfig, graph_name: str, *, progress: bool = True) -> dict[str, Any]:
+def build_index(cfg: PipelineConfig, graph_name: str, *, progress: bool = True,
+                settings: Any = None) -> dict[str, Any]:
     """Build or incrementally update the pipeline retriever's index for a graph; returns its stats. ``progress``:
-    a bar over the build on stderr, or the line saying the index is up to date."""
+    a bar over the build on stderr, or the line saying the index is up to date; ``settings``: the project's (default)
+    or a call's (its label predicates)."""
     from hublab.pipeline.resources import build_resources
     from hublab.retrievers.registry import build_retriever
 
     t0 = time.perf_counter()
-    resources = build_resources(cfg, graph_name)
+    resources = build_resources(cfg, graph_name, settings=settings)
     retriever = build_retriever(cfg.retriever_type, resources, cfg.retriever_params, source=cfg.source)
     stats = dict(retriever.index(progress=progress) or {})
     stats["total_seconds"] = round(time.perf_counter() - t0, 3)

@@ -15,7 +15,7 @@ from typing import Any
 from hublab.config import Settings
 from hublab.config import settings as load_settings
 from hublab.graph.rdf import RdfKnowledgeGraph
-from hublab.graph.source import GraphSource, load_source, resolve_graph
+from hublab.graph.source import GraphSource, load_source, model_key, resolve_graph
 from hublab.pipeline.config import PipelineConfig
 from hublab.retrievers.base import Resources
 
@@ -29,7 +29,7 @@ def _key(kind: str, *parts: Any) -> str:
 
 def graph_source(name: str, st: Settings | None = None) -> GraphSource:
     """What ``--graph`` names (a built-in or declared name, an RDF file, a SPARQL endpoint), resolved once per process
-    and argument (a file whose bytes changed resolves anew)."""
+    and argument (a file whose bytes changed, or other label predicates, resolve anew)."""
     st = st or load_settings()
     path = Path(name)
     stamp = None
@@ -38,7 +38,7 @@ def graph_source(name: str, st: Settings | None = None) -> GraphSource:
             stamp = (path.stat().st_size, path.stat().st_mtime_ns)
     except OSError:
         pass
-    key = _key("source", str(st.root), name, stamp)
+    key = _key("source", str(st.root), name, stamp, model_key(st))
     with _LOCK:
         if key not in _CACHE:
             _CACHE[key] = resolve_graph(name, st)
@@ -64,7 +64,7 @@ def index_path(st: Settings, graph_name: str, retriever_type: str):
     """The graph's name is the source's (:func:`graph_source`): a file's or endpoint's carries its content hash.
     ``models/<graph>__<retriever>/index.db``: one folder per index (Milvus Lite file + manifests), the unit
     DVC versions as the ``index`` stage's output."""
-    name = graph_source(graph_name, st).name
+    name = graph_source(graph_name, st).index_name
     return st.index_dir() / f"{_slug(name)}__{_slug(retriever_type)}" / "index.db"
 
 

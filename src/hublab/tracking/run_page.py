@@ -1,4 +1,4 @@
-"""What a run's MLflow page shows as metrics: at most :data:`MAX_METRICS` headline figures (issue #44) instead of
+"""What a run's MLflow page shows as metrics: at most :data:`MAX_METRICS` headline figures instead of
 every aggregate, per-k and per-slice number (a run page opened on ~200 metrics and its Model metrics tab on one-bar
 slice charts). Everything else stays with the run, nothing lost: all metrics in the ``metrics.json`` artifact, and
 the per-slice figures as the logged table ``metrics_by_slice.json`` (MLflow's table view) beside

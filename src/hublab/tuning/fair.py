@@ -1,4 +1,4 @@
-"""Equal-budget tuning of every LLM-free method (issue #22): ``hublab tune-all``.
+"""Equal-budget tuning of every LLM-free method: ``hublab tune-all``.
 
 Every method gets the same Optuna study: TPE with a fixed seed, the same number of trials (the method's default
 configuration is trial 0, inside the budget), objective MAP@10 at the comparison's output bound (20 triples per
@@ -353,7 +353,7 @@ def _tune_method(plan: MethodPlan, req: TuneAllRequest, st: Settings, evaluator:
         storage=req.storage, n_trials=req.n_trials, objectives=[OBJECTIVE], limit=req.limit, seed=req.seed,
         carbon=False, output_dir=reports / plan.name, progress=req.progress, fresh=req.fresh,
         base_overrides=plan.base_overrides, enqueue_base=True, prune=req.pruner != "none",
-        trial_artifacts=False, shape_space=req.shape_space), settings=st,
+        trial_artifacts=False, shape_space=req.shape_space, hub_types=_given_hub_types(plan, req)), settings=st,
         evaluator=evaluator)
     res = outcome.result
     # the study's own time (its trials' durations within the budget): a resumed study keeps what it cost
@@ -392,15 +392,21 @@ def _graph_name(req: TuneAllRequest, st: Settings) -> str:
     return graph_source(req.graph, st).name if req.graph else st.graph_for_dataset(req.dataset)
 
 
+def _given_hub_types(plan: MethodPlan, req: TuneAllRequest) -> list[str]:
+    """``--hub-type`` for a method that takes hub types; none for BM25 and the others (it is HubLink's)."""
+    from hublab.pipeline.hub_types import has_hub_types
+
+    return list(req.hub_types) if has_hub_types(plan.method) else []
+
+
 def _hub_type_overrides(plan: MethodPlan, req: TuneAllRequest, st: Settings) -> dict[str, Any]:
     """HubLink's ``hub_types`` on the tuning graph, decided as ``hublab run`` decides it (``--hub-type`` >
     the graph's declared hub types > the pipeline's): a user's graph has no ORKG papers to be hubs."""
-    from hublab.pipeline.hub_types import has_hub_types, hub_types_for
+    from hublab.pipeline.hub_types import hub_types_for
     from hublab.pipeline.resources import graph_source
 
     graph = req.graph or st.graph_for_dataset(req.dataset)
-    given = list(req.hub_types) if has_hub_types(plan.method) else []  # --hub-type is HubLink's, not BM25's
-    wanted = hub_types_for(plan.method, given, graph_source(graph, st))
+    wanted = hub_types_for(plan.method, _given_hub_types(plan, req), graph_source(graph, st))
     return {"retriever.params.hub_types": wanted} if wanted else {}
 
 

@@ -209,16 +209,17 @@ def _score(req: CompareRequest, st: Settings, pipelines: list[Path], files: list
         for path, outcome in zip(pipelines, outcomes, strict=True):
             default = load_pipeline(path)
             both = {"default": copy.deepcopy(default), "tuned": load_pipeline(outcome.tuned_file)}
+            # --hub-type is HubLink's: a method without hub types runs as it is (tune_all decides alike)
+            given = tuple(req.hub_types) if has_hub_types(default.retriever_type) else ()
             for cfg in both.values():
-                # --hub-type is HubLink's: a method without hub types runs as it is (tune_all decides alike)
-                apply_hub_types(cfg, list(req.hub_types) if has_hub_types(cfg.retriever_type) else [], source)
+                apply_hub_types(cfg, list(given), source)
                 cfg.retriever_params["max_output_triples"] = int(req.bound)
             changed = dvt.changed_params(both["default"], both["tuned"])
             for config, cfg in both.items():
                 t0 = time.perf_counter()
                 s = run_experiment(RunRequest(cfg, req.graph, str(f.report), st, experiment=experiment,
                                               run_name=f"{cfg.name}·fold{f.index}", track_carbon=False,
-                                              progress=False, trace=False))
+                                              progress=False, trace=False, hub_types=given))
                 key = (default.retriever_type, config)
                 records = sorted(s.per_question, key=lambda r: str(r["uid"]))
                 if s.failed or s.stopped or not s.full or not records:

@@ -97,6 +97,8 @@ class TuneRequest:
     experiment: str | None = None
     #: the pipeline's ``shape_space`` factors join its ``search_space`` (a comparison on a user's graph)
     shape_space: bool = False
+    #: ``--hub-type``: every trial's hub types, over the graph's declared ones (empty: as ``hublab run`` decides)
+    hub_types: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -256,7 +258,8 @@ def run_tune(req: TuneRequest, *, settings: Settings | None = None, evaluator: E
                                               settings=st, objective=objectives[0], track_carbon=req.carbon,
                                               log_artifacts=req.trial_artifacts, objectives=objectives,
                                               per_question=spec.mode == "tpe" and spec.prune
-                                              and spec.pruner == "wilcoxon", order_seed=req.seed)
+                                              and spec.pruner == "wilcoxon", order_seed=req.seed,
+                                              hub_types=req.hub_types)
     parent: list[str] = []
     opened: list[optuna.Study] = []
 

@@ -49,18 +49,19 @@ def trial_config(config: dict[str, Any], objectives: Sequence[str]) -> dict[str,
 def runner_evaluator(graph: str, dataset: str, *, limit: int | None, experiment: str, settings: Settings,
                      prune_every: int = 10, objective: str = RECALL, track_carbon: bool = True,
                      log_artifacts: bool = True, objectives: Sequence[str] | None = None,
-                     per_question: bool = False, order_seed: int | None = None):
+                     per_question: bool = False, order_seed: int | None = None, hub_types: Sequence[str] = ()):
     """``objectives``: every objective of the study (default: ``objective`` alone), so that a trial computes the
     generation metrics only where one of them may need them.
 
     ``per_question`` (the Wilcoxon pruner): each question's own objective value is reported as it ends, its step the
     question's position in the dataset (the pairing across trials), the questions answered in the order
     ``order_seed`` fixes (the same for every trial of the study); else (the median pruner) the partial mean every
-    ``prune_every`` questions."""
+    ``prune_every`` questions. ``hub_types``: ``--hub-type``, over the graph's declared hub types."""
     # what every trial's run shares, decided once for the study; a trial adds its config, name and parent run
     study_run = partial(RunRequest, graph=graph, dataset=dataset, settings=settings, limit=limit,
                         experiment=experiment, progress=False, track_carbon=track_carbon, trace=False,
-                        log_artifacts=log_artifacts, order_seed=order_seed if per_question else None)
+                        log_artifacts=log_artifacts, order_seed=order_seed if per_question else None,
+                        hub_types=tuple(hub_types))
 
     wanted = list(objectives or [objective])
 

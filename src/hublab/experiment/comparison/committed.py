@@ -1,4 +1,4 @@
-"""The committed comparison in MLflow (issue #30). A quick-started checkout has the comparison of every LLM-free
+"""The committed comparison in MLflow. A quick-started checkout has the comparison of every LLM-free
 method in git (``reports/summary/methods.csv``, written by ``dvc repro compare``, about an hour on a fresh machine)
 but not in its MLflow store, where researchers look. ``hublab report publish`` logs those rows as the comparison
 run, marked "from the committed reports", when the store has no comparison yet; ``dvc repro compare`` recomputes

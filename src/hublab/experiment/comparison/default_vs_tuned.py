@@ -1,4 +1,4 @@
-"""Every LLM-free method with its default and its tuned parameters (issue #22; ``hublab report compare``, DVC stage
+"""Every LLM-free method with its default and its tuned parameters (``hublab report compare``, DVC stage
 ``compare``), on GV1 and the GV3 export.
 
 Each method runs twice per graph: its default pipeline and ``pipelines/tuned/<method>.yaml`` (chosen by

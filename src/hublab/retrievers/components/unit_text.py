@@ -1,4 +1,4 @@
-"""How a retrieval unit is written down (issue #31): the text a dense or lexical method embeds or tokenises for a
+"""How a retrieval unit is written down: the text a dense or lexical method embeds or tokenises for a
 triple, and the context added to it.
 
 Both are declared, tunable parameters of every unit-based method (DiFaR, VSS, BM25, hybrid, 4StepFocus's triple
