@@ -1,4 +1,4 @@
-"""The command line's help (issue #43): no type placeholders (typer's ``<str>``, ``<bool>``, ``<path>``) in any
+"""The command line's help: no type placeholders (typer's ``<str>``, ``<bool>``, ``<path>``) in any
 command's help, and a mistyped pipeline or graph name gets a "did you mean"."""
 
 from __future__ import annotations
@@ -40,3 +40,17 @@ def test_help_shows_no_type_placeholders(path: list[str]):
 def test_a_mistyped_pipeline_is_answered_with_the_closest_name():
     with pytest.raises(InputError, match=r"did you mean 'hublink_local'\?"):
         settings().pipeline_file("hublnk_local")
+
+
+def test_version_prints_the_packages_version():
+    import hublab
+
+    out = CliRunner().invoke(app, ["--version"])
+    assert out.exit_code == 0 and out.output.strip() == f"hublab {hublab.__version__}"
+
+
+@pytest.mark.parametrize("path", _commands(), ids=lambda p: " ".join(p) or "hublab")
+def test_no_help_text_names_an_issue(path: list[str]):
+    """Help is for the person at the terminal: what an option does, never which issue brought it."""
+    out = CliRunner().invoke(app, [*path, "--help"], terminal_width=200)
+    assert out.exit_code == 0 and not re.search(r"issue ?#?\d+", out.output, re.IGNORECASE), out.output

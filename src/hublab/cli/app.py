@@ -24,9 +24,19 @@ app.add_typer(data_app, name="data")
 app.add_typer(graph_app, name="graph")
 
 
+def _version(value: bool) -> None:
+    if value:
+        from hublab import __version__
+
+        typer.echo(f"hublab {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _options(verbose: bool = typer.Option(False, "-v", "--verbose", help="INFO lines of HubLab and its libraries "
-                                          "(MLflow, Optuna...) on stderr, and every warning; default: quiet.")) -> None:
+                                          "(MLflow, Optuna...) on stderr, and every warning; default: quiet."),
+             version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                          help="Print HubLab's version and exit.")) -> None:
     """HubLab: KGQA retrieval experiments over research knowledge graphs (ORKG), tracked in MLflow."""
     if verbose:
         from hublab.env import set_verbosity
