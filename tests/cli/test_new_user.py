@@ -137,7 +137,7 @@ def test_run_prints_the_predictions_file_and_with_per_question_a_row_per_questio
     for rec in records:
         (row,) = [ln for ln in body.splitlines() if f" {rec['uid']} " in ln]
         cells = [c.strip() for c in row.strip("│| \n").split("│")]
-        assert cells == [rec["uid"], f"{rec['metrics'][HITS_AT_10]:.0f}", f"{rec['metrics'][MAP_AT_10]:.3f}",
+        assert cells == [rec["uid"], f"{rec['metrics'][HITS_AT_10]:.3f}", f"{rec['metrics'][MAP_AT_10]:.3f}",
                          str(len(rec["retrieved_context"]))]
     code, out, err = invoke_cli([*args, "--per-question", "--json"])
     doc = json.loads(out)

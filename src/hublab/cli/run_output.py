@@ -95,7 +95,7 @@ def _print_per_question(con, s) -> None:
         t.add_column(col, justify="left" if col == "question" else "right")
     for r in rows:
         hit, ap = (r[k] for k in list(r)[1:3])
-        t.add_row(str(r["uid"]), "" if hit is None else f"{hit:.0f}", "" if ap is None else f"{ap:.3f}",
+        t.add_row(str(r["uid"]), "" if hit is None else f"{hit:.3f}", "" if ap is None else f"{ap:.3f}",
                   str(r["triples"]))
     con.print(t)
 
