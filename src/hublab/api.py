@@ -48,14 +48,15 @@ class RunResult:
 
 
 def _settings(root: str | Path | None, label_predicates: list[str] | None = None):
-    """The project's settings (``root``, else ``HUBLAB_ROOT``, else the folder above), with a call's label
-    predicates ahead of ``params.yaml``'s (:func:`hublab.graph.source.with_label_predicates`)."""
-    from hublab.config import project_root, settings
+    """The project's settings (``root``, else the rule of :mod:`hublab.config`; a folder without a ``params.yaml``
+    reads the shipped defaults), with a call's label predicates ahead of ``params.yaml``'s
+    (:func:`hublab.graph.source.with_label_predicates`)."""
+    from hublab.config import defaults_root, project_root, settings
     from hublab.errors import InputError
     from hublab.graph.source import with_label_predicates
 
     base = Path(root).resolve() if root is not None else project_root()
-    if not (base / "params.yaml").is_file():
+    if not (base / "params.yaml").is_file() and defaults_root() is None:
         raise InputError(f"no HubLab project at {base} (no params.yaml): give the project's folder with root=... or "
                          "the HUBLAB_ROOT environment variable")
     return with_label_predicates(settings(base), label_predicates)
@@ -186,7 +187,10 @@ def compare(graph: str, dataset: str, *, hub_types: list[str] | None = None,
     from hublab.tuning.graph_comparison import CompareRequest, compare_graph
 
     st = _settings(root, label_predicates)
-    chosen = [st.pipeline_file(p) for p in pipelines] if pipelines else None
+    from hublab.retrievers.registry import default_pipelines
+
+    chosen = ([st.pipeline_file(p) for p in pipelines] if pipelines
+              else default_pipelines(st.pipelines_dir().parent))
     req = CompareRequest(str(graph), str(dataset), out_dir=Path(out) if out is not None else None, pipelines=chosen,
                          hub_types=list(hub_types or []), n_trials=n_trials, seed=seed, folds=folds,
                          selection=selection, bound=max_output_triples)

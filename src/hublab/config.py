@@ -2,6 +2,14 @@
 
 Graph and dataset names (``gv1``…``gv4``, ``gv3_orkg``, ``reduced_gv1``) are what ``--graph`` and
 ``--dataset`` accept everywhere; this module is the one place that turns them into paths.
+
+Where HubLab reads and writes (``hublab info`` prints it) is one rule, :func:`project_root`: the project folder is
+``$HUBLAB_ROOT``, else the nearest folder from the current one up that holds a ``params.yaml`` (the repository is
+such a project), else the checkout HubLab is installed from in development mode (``pip install -e``), else HubLab's
+home: ``$HUBLAB_HOME``, else ``$XDG_DATA_HOME/hublab`` (``~/.local/share/hublab``). Every run, index, cache, MLflow
+record and report is written under the project folder (``params.yaml: paths`` relative to it). A project without
+its own ``params.yaml`` or ``pipelines/`` reads the defaults the package ships (:func:`defaults_root`): the built-in
+pipelines, the parameter defaults and the example graphs.
 """
 
 from __future__ import annotations
@@ -21,11 +29,34 @@ GRAPH_NAMES = ("gv1", "gv2", "gv3", "gv4", ORKG_GRAPH)
 
 #: the checkout this package was installed from (an editable install: src/hublab/ -> the repo root)
 _INSTALLED_FROM = Path(__file__).resolve().parents[2]
+#: the defaults a built package ships (pipelines/, params.yaml, examples/: copied in by setup.py's build step)
+PACKAGED_DEFAULTS = Path(__file__).resolve().parent / "_defaults"
+
+
+def defaults_root() -> Path | None:
+    """Where the built-in pipelines, the parameter defaults and the example graphs are read from when the project
+    has none of its own: the installed package's ``hublab/_defaults``, else the checkout HubLab is installed from;
+    None when neither has them."""
+    for candidate in (PACKAGED_DEFAULTS, _INSTALLED_FROM):
+        if (candidate / "params.yaml").is_file() and (candidate / "pipelines").is_dir():
+            return candidate
+    return None
+
+
+def home() -> Path:
+    """HubLab's home project, used outside any project folder: ``$HUBLAB_HOME``, else ``$XDG_DATA_HOME/hublab``,
+    else ``~/.local/share/hublab``."""
+    env = os.environ.get("HUBLAB_HOME")
+    if env:
+        return Path(env).expanduser().resolve()
+    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return (Path(data).expanduser() / "hublab").resolve()
 
 
 def project_root() -> Path:
-    """The repo root: $HUBLAB_ROOT, else the nearest parent of the cwd holding params.yaml, else the checkout HubLab
-    is installed from (so ``hublab run … --graph my.ttl`` works from a folder of the user's own), else the cwd."""
+    """The project folder (the module's rule): $HUBLAB_ROOT, else the nearest parent of the cwd holding params.yaml,
+    else the checkout HubLab is installed from (so ``hublab run … --graph my.ttl`` works from a folder of the user's
+    own), else HubLab's home (:func:`home`)."""
     env = os.environ.get("HUBLAB_ROOT")
     if env:
         return Path(env).resolve()
@@ -35,7 +66,7 @@ def project_root() -> Path:
             return p
     if (_INSTALLED_FROM / "params.yaml").is_file() and (_INSTALLED_FROM / "pipelines").is_dir():
         return _INSTALLED_FROM
-    return here
+    return home()
 
 
 def project_tracking_uri(root: Path) -> str:
@@ -110,8 +141,14 @@ class Settings:
     def dataset_file(self, name: str) -> Path:
         return self.path("datasets") / f"{name}.jsonl"
 
+    def pipelines_dir(self) -> Path:
+        """The project's ``pipelines/``, else the shipped built-in pipelines (:func:`defaults_root`)."""
+        own = self.root / "pipelines"
+        shipped = defaults_root()
+        return own if own.is_dir() or shipped is None else shipped / "pipelines"
+
     def pipeline_files(self) -> list[Path]:
-        return sorted((self.root / "pipelines").glob("*.yaml"))
+        return sorted(self.pipelines_dir().glob("*.yaml"))
 
     def pipeline_file(self, arg: str | Path) -> Path:
         """A pipeline as every command takes it: a YAML path, or a name as ``hublab list`` prints it
@@ -121,7 +158,7 @@ class Settings:
         try:
             if path.exists():
                 return path
-            named = self.root / "pipelines" / f"{arg}.yaml"
+            named = self.pipelines_dir() / f"{arg}.yaml"
             if path.suffix not in (".yaml", ".yml") and named.is_file():
                 # as the user would have typed it from the project root
                 return Path(os.path.relpath(named)) if named.is_relative_to(Path.cwd().resolve()) else named
@@ -156,5 +193,31 @@ class Settings:
 
 
 def settings(root: Path | None = None) -> Settings:
+    """The project's settings: its ``params.yaml``, else the shipped defaults (whose example graphs are read where
+    they were shipped; everything written still goes under ``root``)."""
     root = (root or project_root()).resolve()
-    return Settings(root, _load_params(str(root / "params.yaml")))
+    own = root / "params.yaml"
+    shipped = defaults_root()
+    if own.is_file() or shipped is None:
+        return Settings(root, _load_params(str(own)))
+    return Settings(root, _shipped_params(str(shipped)))
+
+
+@lru_cache(maxsize=2)
+def _shipped_params(folder: str) -> dict[str, Any]:
+    """The shipped ``params.yaml`` with its declared graphs' relative files made absolute under ``folder`` (they
+    were shipped there, not into the project)."""
+    params = _load_params(str(Path(folder) / "params.yaml"))
+    user = dict(params.get("user_graphs") or {})
+
+    def shipped(source: Any) -> Any:
+        if isinstance(source, str) and "://" not in source and not Path(source).is_absolute():
+            return str(Path(folder) / source)
+        return source
+
+    user["graphs"] = {name: {**spec, "source": shipped(spec.get("source"))} if isinstance(spec, dict) else spec
+                      for name, spec in (user.get("graphs") or {}).items()}
+    for key in ("index", "runs", "compare"):
+        user[key] = [{**e, **{k: shipped(e[k]) for k in ("source", "dataset") if k in e}}
+                     if isinstance(e, dict) else e for e in (user.get(key) or [])]
+    return {**params, "user_graphs": user}

@@ -58,8 +58,13 @@ def test_a_pipeline_by_name_on_a_graph_file_returns_ranked_scored_triples(projec
     assert any(t.object == "Grace Hopper" for t in got[:5])
 
 
-def test_no_project_is_one_message_saying_how_to_give_it(tmp_path: Path):
-    with pytest.raises(InputError, match=r"no HubLab project at .*root=.*HUBLAB_ROOT"):
+def test_a_folder_without_params_is_a_project_with_the_shipped_defaults(tmp_path: Path):
+    """An empty folder: the shipped pipelines and parameters are read, everything is written under the folder."""
+    p = hublab.load_pipeline("bm25", graph=str(EXAMPLE / "graph.ttl"), root=tmp_path)
+    assert any(t.object == "Grace Hopper" for t in p.retrieve("Who wrote 'Reproducible Pipelines for Knowledge "
+                                                              "Graph Experiments'?")[:5])
+    assert not (tmp_path / "params.yaml").exists() and not (tmp_path / "pipelines").exists()
+    with pytest.raises(InputError, match="not built yet"):  # the thesis's graphs are the repository's DVC outputs
         hublab.load_pipeline("bm25", graph="gv3_orkg", root=tmp_path)
 
 

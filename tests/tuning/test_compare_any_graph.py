@@ -127,9 +127,10 @@ def test_format_and_budget_are_checked_first(mine: Path):
 def test_pipelines_all_means_every_method_and_names_resolve_to_files(mine: Path):
     from hublab.cli.compare import resolved_pipelines
     from hublab.config import settings
+    from hublab.retrievers.registry import default_pipelines
 
     st = settings()
-    assert resolved_pipelines(st, [Path("all")]) is None
-    assert resolved_pipelines(st, None) is None
+    every = default_pipelines(st.root)
+    assert every and resolved_pipelines(st, [Path("all")]) == every == resolved_pipelines(st, None)
     assert [p.name for p in resolved_pipelines(st, [Path("bm25,hublink_local")])] == ["bm25.yaml",
                                                                                        "hublink_local.yaml"]

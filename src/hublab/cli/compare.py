@@ -10,13 +10,15 @@ import typer
 from hublab.cli.app import AS_JSON, GRAPH_HELP, HUB_TYPE, LABEL_PREDICATE, app, call_settings, interrupt_message
 
 
-def resolved_pipelines(st, pipelines: list[Path] | None) -> list[Path] | None:
-    """``--pipelines`` (names or paths, repeated or comma-separated) as files; None (every method) for none or
-    ``all``."""
+def resolved_pipelines(st, pipelines: list[Path] | None) -> list[Path]:
+    """``--pipelines`` (names or paths, repeated or comma-separated) as files; every method's default pipeline
+    (the project's, else the shipped ones) for none or ``all``."""
+    from hublab.retrievers.registry import default_pipelines
+
     names = [p.strip() for arg in pipelines or [] for p in str(arg).split(",") if p.strip()]
-    if names == ["all"]:
-        return None
-    return [st.pipeline_file(n) for n in names] or None
+    if not names or names == ["all"]:
+        return default_pipelines(st.pipelines_dir().parent)
+    return [st.pipeline_file(n) for n in names]
 
 
 @app.command("compare")

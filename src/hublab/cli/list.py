@@ -32,7 +32,8 @@ def list_cmd(
                for name, spec in declared_graphs(st).items()]
     datasets = [{"name": d, "graph": st.graph_for_dataset(d), "built": st.dataset_file(d).exists()}
                 for d in st.dataset_names()]
-    pipelines = [{"name": p.stem, "file": str(p.relative_to(st.root))} for p in st.pipeline_files()]
+    pipelines = [{"name": p.stem, "file": str(p.relative_to(st.root) if p.is_relative_to(st.root) else p)}
+                 for p in st.pipeline_files()]
     problems = plugin_problems()  # imports each installed plugin (only here and when one is named)
     out = {"graphs": graphs, "datasets": datasets, "pipelines": pipelines, "retrievers": available(usable=True),
            "plugin_problems": problems}

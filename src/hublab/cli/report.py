@@ -66,7 +66,7 @@ def compare_cmd(
     use_llm_endpoint(llm_base_url, llm_model)
     st = load_settings()
     chosen = ([st.pipeline_file(p.strip()) for arg in pipelines for p in str(arg).split(",") if p.strip()]
-              if pipelines else default_pipelines(st.root))
+              if pipelines else default_pipelines(st.pipelines_dir().parent))
     from hublab.pipeline.resources import graph_source
 
     name = graph_source(graph, st).name  # a file's or endpoint's content-keyed name: a folder and experiment name

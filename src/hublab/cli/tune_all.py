@@ -53,7 +53,7 @@ def tune_all_cmd(
     raise_all(problems)
     st = call_settings(label_predicate)
     con = Console()
-    chosen = [st.pipeline_file(p) for p in pipelines] if pipelines else default_pipelines(st.root)
+    chosen = [st.pipeline_file(p) for p in pipelines] if pipelines else default_pipelines(st.pipelines_dir().parent)
 
     def said(o) -> None:
         con.print(f"{o.plan.method}: {o.trials} trials in {o.wall_s:.0f} s, MAP@10 default "
