@@ -484,8 +484,10 @@ def check_run(pipeline: Path, graph: str, dataset: str | None, *, settings: Any,
         if why:
             errors.append(InputError(f"{why} (value not shown)", field="--llm-base-url / $HUBLAB_LLM_BASE_URL"))
     if not errors:
-        # a path, or a name as `hublab list` prints it (pipelines/<name>.yaml)
-        pipeline = _catch(errors, settings.pipeline_file, pipeline) or pipeline
+        # a path, a name as `hublab list` prints it (pipelines/<name>.yaml), or an installed method's name
+        from hublab.method_pipelines import resolve_pipeline
+
+        pipeline = _catch(errors, resolve_pipeline, settings, pipeline) or pipeline
         bounded = yaml_file_problem(Path(pipeline)) if not errors else None
         if bounded is not None:
             errors.append(bounded)

@@ -304,3 +304,29 @@ def test_a_changed_plugin_is_not_resumed(installed):
     module = installed["site"] / "probe" / "hublab_probe.py"
     module.write_text(module.read_text() + "\n# version 1.1: scores changed\n")
     assert predictions() != first
+
+
+# ---- a plugin runs by its registered name ----------------------------------------------------------------------------
+
+def test_a_plugin_runs_by_its_name_with_its_own_pipeline_or_its_declared_defaults(fresh_registry, tmp_path: Path):
+    """``hublab run NAME`` for an installed method: its class's ``default_pipeline`` when it ships one, else a
+    pipeline of the method alone (declared default parameters) under the project's outputs/pipelines/."""
+    from hublab.config import Settings, settings
+    from hublab.method_pipelines import resolve_pipeline
+    from hublab.pipeline.config import load_pipeline
+
+    site, _marks = fresh_registry
+    make_dist(site, "bare", TRIVIAL, "bare = hublab_bare:Probe")
+    shipped = site / "own.yaml"
+    shipped.write_text("name: own\nretriever: {type: owned, params: {}}\n")
+    make_dist(site, "owned", TRIVIAL + f"Probe.default_pipeline = {str(shipped)!r}\n", "owned = hublab_owned:Probe")
+    project = Settings(tmp_path / "project", settings(ROOT).params)
+    assert resolve_pipeline(project, "owned") == shipped
+    generated = resolve_pipeline(project, "bare")
+    assert generated == tmp_path / "project" / "outputs" / "pipelines" / "bare.yaml"
+    cfg = load_pipeline(generated)
+    assert cfg.retriever_type == "bare" and cfg.retriever_params == {}
+    assert resolve_pipeline(project, "bare") == generated  # the same file again, unchanged
+    assert resolve_pipeline(project, "bm25").name == "bm25.yaml"  # a pipeline name stays a pipeline
+    with pytest.raises(InputError, match="pipeline not found: 'nothing'"):
+        resolve_pipeline(project, "nothing")

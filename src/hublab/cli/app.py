@@ -125,10 +125,12 @@ def use_llm_endpoint(base_url: str | None, model: str | None) -> None:
 
 
 def pipeline_arg(path: Path) -> Path:
-    """A pipeline argument or option: a YAML path, or a pipeline name as ``hublab list`` prints it."""
+    """A pipeline argument or option: a YAML path, a pipeline name as ``hublab list`` prints it, or an installed
+    method's name (``hublab.method_pipelines``)."""
     from hublab.config import settings
+    from hublab.method_pipelines import resolve_pipeline
 
-    return settings().pipeline_file(path)
+    return resolve_pipeline(settings(), path)
 
 
 @contextlib.contextmanager
