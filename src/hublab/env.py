@@ -63,6 +63,9 @@ CLI_QUIET_DEFAULTS = {
     # "🏃 View run … at: <url>" written to stdout for every run ended on a tracking server (a comparison ends one per
     # row): it broke `--json` output; hublab prints the run links it means itself
     "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true",
+    # CodeCarbon's "offline tracker init" and "Multiple instances ... allowed" lines on every run: its logger reads
+    # this before a tracker's own log_level applies
+    "CODECARBON_LOG_LEVEL": "error",
 }
 #: libraries whose INFO lines are their own progress, not HubLab's results: WARNING unless ``-v/--verbose``
 LIBRARY_LOGGERS = ("mlflow", "alembic", "optuna", "httpx", "matplotlib")
@@ -100,6 +103,7 @@ def set_verbosity(verbose: bool) -> None:
 
     if verbose:
         os.environ["MLFLOW_LOGGING_LEVEL"] = "INFO"
+        os.environ["CODECARBON_LOG_LEVEL"] = "info"
         for name in (*LIBRARY_LOGGERS, *_QUIET_LOGGERS):
             logging.getLogger(name).setLevel(logging.INFO)
         logging.getLogger("matplotlib").setLevel(logging.WARNING)  # its INFO/DEBUG is font-cache chatter
