@@ -1,6 +1,6 @@
 """HubLab: MLOps-tracked experimentation platform for LLM retrieval over research knowledge graphs.
 
-The Python API (:mod:`hublab.api`): ``load_pipeline``, ``run``, ``evaluate``, ``compare`` and the types they
+The Python API (``hublab.api``): ``load_pipeline``, ``run``, ``evaluate``, ``compare`` and the types they
 return. They are imported on first use, so ``import hublab`` stays instant and the command line loads only what
 a command needs."""
 

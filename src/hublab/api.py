@@ -25,7 +25,8 @@ __all__ = ["LoadedPipeline", "RankedTriple", "RunResult", "compare", "evaluate",
 @dataclass(frozen=True)
 class RankedTriple:
     """One retrieved triple: its rank (1 = best), the thesis's triple string, the retriever's score (None when the
-    method ranks without scores) and the labels of its parts."""
+    method ranks without scores), the labels of its parts, and the RDF statement it is (``statement``: N-Triples,
+    ``<s> <p> <o> .``; the parts' IRIs, or a literal's N-Triples form; "" where the graph cannot say)."""
 
     rank: int
     triple: str
@@ -33,6 +34,10 @@ class RankedTriple:
     subject: str = ""
     predicate: str = ""
     object: str = ""
+    subject_iri: str = ""
+    predicate_iri: str = ""
+    object_iri: str = ""
+    statement: str = ""
 
 
 @dataclass
@@ -48,9 +53,9 @@ class RunResult:
 
 
 def _settings(root: str | Path | None, label_predicates: list[str] | None = None):
-    """The project's settings (``root``, else the rule of :mod:`hublab.config`; a folder without a ``params.yaml``
+    """The project's settings (``root``, else the rule of ``hublab.config``; a folder without a ``params.yaml``
     reads the shipped defaults), with a call's label predicates ahead of ``params.yaml``'s
-    (:func:`hublab.graph.source.with_label_predicates`)."""
+    (``hublab.graph.source.with_label_predicates``)."""
     from hublab.config import defaults_root, project_root, settings
     from hublab.errors import InputError
     from hublab.graph.source import with_label_predicates
@@ -79,26 +84,51 @@ def _quiet() -> None:
 
 
 class LoadedPipeline:
-    """A pipeline built on a graph, its index ready: :meth:`retrieve` ranks triples for a question."""
+    """A pipeline built on a graph, its index ready: ``retrieve`` ranks triples for a question."""
 
     def __init__(self, pipeline: Any, name: str, graph: str) -> None:
         self._pipeline = pipeline
         self.name = name
         self.graph = graph
 
-    def retrieve(self, question: str, *, topic_entity: str | None = None) -> list[RankedTriple]:
+    def retrieve(self, question: str, *, topic_entity: str | None = None,
+                 top_k: int | None = None) -> list[RankedTriple]:
         """The pipeline's ranked triples for ``question`` (the whole pipeline: augmentation, retrieval and rerank
-        where the pipeline enables them), best first. ``topic_entity``: an entity id to start from (HubLink's
-        graph-traversal strategy)."""
+        where the pipeline enables them), best first.
+
+        Args:
+            question: one question (for several: ``retrieve_many``).
+            topic_entity: an entity id to start from (HubLink's graph-traversal strategy).
+            top_k: at most this many triples (default: all the pipeline returns, its ``max_output_triples``).
+
+        Raises:
+            InputError: a question that is not a non-empty string, or a ``top_k`` below 1.
+        """
+        from hublab.errors import InputError
+
+        if not isinstance(question, str) or not question.strip():
+            hint = "; for several questions use retrieve_many" if isinstance(question, list | tuple) else ""
+            raise InputError(f"expected one question as a non-empty string, got {type(question).__name__}{hint}",
+                             field="question")
+        if top_k is not None and (not isinstance(top_k, int) or top_k < 1):
+            raise InputError(f"expected a positive number of triples, got {top_k!r}", field="top_k")
         graph = self._pipeline.retriever.resources.graph
         value = graph.label(topic_entity) if topic_entity else None
         out = self._pipeline.run(question, topic_entity, value)
-        ranked = []
-        for i, c in enumerate(out.contexts, start=1):
-            t = c.triple
-            parts = (t.subject.text, t.predicate, t.object.text) if t else ("", "", "")
-            ranked.append(RankedTriple(i, c.text, None if c.score is None else float(c.score), *parts))
-        return ranked
+        return [_ranked(graph, i, c) for i, c in enumerate(out.contexts[:top_k], start=1)]
+
+    def retrieve_many(self, questions: list[str], *, top_k: int | None = None) -> list[list[RankedTriple]]:
+        """``retrieve`` for each question, in order (one list of ranked triples per question).
+
+        Raises:
+            InputError: ``questions`` not a list of strings (one string: use ``retrieve``).
+        """
+        from hublab.errors import InputError
+
+        if isinstance(questions, str) or not isinstance(questions, list | tuple):
+            raise InputError(f"expected a list of questions, got {type(questions).__name__} (one question: "
+                             "retrieve)", field="questions")
+        return [self.retrieve(q, top_k=top_k) for q in questions]
 
     def answer(self, question: str, *, topic_entity: str | None = None) -> str:
         """The pipeline's answer (an LLM pipeline with generation; an LLM-free one answers with its top triples)."""
@@ -112,11 +142,53 @@ class LoadedPipeline:
         return f"LoadedPipeline({self.name!r}, graph={scrub(self.graph)!r})"  # an endpoint's password never shown
 
 
-def load_pipeline(name_or_path: str | Path, graph: str, *, root: str | Path | None = None,
+def _ranked(graph: Any, rank: int, context: Any) -> RankedTriple:
+    """A retrieved context as a ``RankedTriple``, with the statement the graph has for it."""
+    t = context.triple
+    parts = (t.subject.text, t.predicate, t.object.text) if t else ("", "", "")
+    terms, statement = ("", "", ""), ""
+    if t is not None and hasattr(graph, "statement"):
+        statement = graph.statement(t)
+        s, p, o = (x for x in statement[:-2].split(" ", 2)) if statement.endswith(" .") else ("", "", "")
+        terms = tuple(x[1:-1] if x.startswith("<") and x.endswith(">") else x for x in (s, p, o))
+    return RankedTriple(rank, context.text, None if context.score is None else float(context.score), *parts,
+                        *terms, statement)
+
+
+def _graph_arg(graph: Any, st: Any) -> str:
+    """``graph=`` as the CLI takes it: a name, a path or a URL as it is; an ``rdflib.Graph`` written once to the
+    project's cache as N-Triples named by its content (the same graph is the same file, index and runs)."""
+    if isinstance(graph, str | Path):
+        return str(graph)
+    try:
+        import rdflib
+    except ImportError:  # pragma: no cover - rdflib is a dependency
+        rdflib = None
+    if rdflib is not None and isinstance(graph, rdflib.Graph):
+        import hashlib
+
+        from rdflib.compare import to_canonical_graph  # blank nodes named by content: the same graph, the same text
+
+        from hublab.atomic import write_text_atomic
+
+        text = "".join(sorted(f"{line}\n" for line in to_canonical_graph(graph).serialize(format="nt").splitlines()
+                              if line.strip()))
+        path = st.cache_dir() / "graphs" / f"rdflib-{hashlib.sha256(text.encode()).hexdigest()[:12]}.nt"
+        if not path.is_file():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_text_atomic(path, text)
+        return str(path)
+    from hublab.errors import InputError
+
+    raise InputError(f"expected a graph name, an RDF file path, a SPARQL endpoint URL or an rdflib.Graph, got "
+                     f"{type(graph).__name__}", field="graph")
+
+
+def load_pipeline(name_or_path: str | Path, graph: Any, *, root: str | Path | None = None,
                   hub_types: list[str] | None = None, label_predicates: list[str] | None = None,
                   progress: bool = False) -> LoadedPipeline:
     """Build a pipeline on a graph and make its index ready (built, or checked and reused), as ``hublab ask`` does.
-    Every input is checked first; a problem is a :class:`hublab.errors.InputError` naming what to fix.
+    Every input is checked first; a problem is a ``hublab.errors.InputError`` naming what to fix.
     ``label_predicates``: predicate IRIs whose literals label a node, ahead of ``params.yaml``'s
     (``--label-predicate``).
     """
@@ -125,25 +197,27 @@ def load_pipeline(name_or_path: str | Path, graph: str, *, root: str | Path | No
     from hublab.preflight import check_run
 
     st = _settings(root, label_predicates)
+    graph = _graph_arg(graph, st)
     checked = check_run(Path(str(name_or_path)), graph, None, settings=st, tracking=False, hub_types=hub_types)
     pipe = build_pipeline(checked.cfg, graph, st)
     pipe.retriever.ensure_ready(progress=progress)
     return LoadedPipeline(pipe, checked.cfg.name, graph)
 
 
-def run(name_or_path: str | Path, graph: str, dataset: str, *, limit: int | None = None,
+def run(name_or_path: str | Path, graph: Any, dataset: str, *, limit: int | None = None,
         root: str | Path | None = None, experiment: str | None = None, hub_types: list[str] | None = None,
         label_predicates: list[str] | None = None, resume: bool = True, track_carbon: bool = False,
         progress: bool = False) -> RunResult:
     """Run a pipeline over a dataset, evaluate it and log one MLflow run, exactly as ``hublab run`` does (resumable).
     ``track_carbon`` is off by default here: CodeCarbon's tracker prints and starts a thread per run;
-    ``label_predicates`` as in :func:`load_pipeline`."""
+    ``label_predicates`` as in ``load_pipeline``."""
     _quiet()
     from hublab.experiment.request import RunRequest
     from hublab.experiment.runner import run_experiment
     from hublab.preflight import check_run
 
     st = _settings(root, label_predicates)
+    graph = _graph_arg(graph, st)
     checked = check_run(Path(str(name_or_path)), graph, dataset, settings=st, experiment=experiment,
                         hub_types=hub_types)
     req = RunRequest(checked.cfg, graph, dataset, st, limit=limit, experiment=experiment, resume=resume,
@@ -177,7 +251,7 @@ def compare(graph: str, dataset: str, *, hub_types: list[str] | None = None,
         say: a callable receiving one progress line per step (default: silent).
 
     Returns:
-        :class:`hublab.tuning.graph_comparison.CompareOutcome`: ``split``, ``rows`` (with intervals and corrected
+        ``hublab.tuning.graph_comparison.CompareOutcome``: ``split``, ``rows`` (with intervals and corrected
         p-values), ``files`` written, ``experiment`` and ``mlflow_parent`` (the MLflow comparison run), ``failed``.
 
     Raises:
@@ -197,9 +271,35 @@ def compare(graph: str, dataset: str, *, hub_types: list[str] | None = None,
     return compare_graph(req, settings=st, say=say or (lambda _line: None))
 
 
-def evaluate(retrieved: list[str], golden: list[str], *, k: int = 10) -> dict[str, float]:
-    """The thesis's retrieval metrics of one question: ``retrieved`` triple strings in rank order against the
-    ``golden`` ones (Hits@k, MAP@k, MRR@k, Recall@k, precision, recall, F1 over triples and entities)."""
+def evaluate(retrieved: list[str] | list[RankedTriple], golden: list[str], *, k: int = 10) -> dict[str, float]:
+    """The thesis's retrieval metrics of one question (Hits@k, MAP@k, MRR@k, Recall@k, precision, recall, F1 over
+    triples and entities).
+
+    Args:
+        retrieved: the ranked triples, best first: ``LoadedPipeline.retrieve``'s results, or thesis triple strings
+            (``(id:label, predicate, id:label)``).
+        golden: the golden triples, as thesis triple strings or as N-Triples statements (``<s> <p> <o> .``).
+        k: the rank cut-off.
+
+    Raises:
+        InputError: N-Triples golden triples against plain strings (only ranked results carry their statements), or
+            golden triples in both forms.
+    """
+    from hublab.datasets.model import is_statement
+    from hublab.errors import InputError
     from hublab.evaluation.retrieval import retrieval_metrics
 
-    return retrieval_metrics(list(retrieved), list(golden), k=k)
+    forms = {is_statement(g) for g in golden}
+    if len(forms) > 1:
+        raise InputError("golden triples in both forms: give all as thesis triple strings or all as N-Triples "
+                         "statements", field="golden")
+    ranked = [r for r in retrieved if isinstance(r, RankedTriple)]
+    if forms == {True}:
+        if len(ranked) != len(retrieved):
+            raise InputError("golden triples are N-Triples statements: pass the RankedTriple results of retrieve() "
+                             "(they carry their statements), or thesis triple strings for both", field="retrieved")
+        norm = {" ".join(g.split()).rstrip(" .") + " .": g for g in golden}
+        by_statement = {r.statement: r.triple for r in ranked if r.statement}
+        golden = [by_statement.get(s, g) for s, g in norm.items()]
+        return retrieval_metrics([r.triple for r in ranked], golden, k=k)
+    return retrieval_metrics([r.triple if isinstance(r, RankedTriple) else r for r in retrieved], list(golden), k=k)

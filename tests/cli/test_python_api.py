@@ -75,3 +75,51 @@ def test_run_reports_what_the_cli_reports(project: Path):
     assert res.metrics["hit_at_10_triples"] == 1.0 and len(res.per_question) == 5
     m = hublab.evaluate([r for r in res.per_question[0]["retrieved_context"]], res.per_question[0]["golden_triples"])
     assert m["hit_at_10_triples"] == 1.0
+
+
+def test_retrieve_top_k_many_iris_and_statements(project: Path):
+    p = hublab.load_pipeline("bm25", graph=str(EXAMPLE / "graph.ttl"), root=project)
+    question = "Who wrote 'Reproducible Pipelines for Knowledge Graph Experiments'?"
+    top = p.retrieve(question, top_k=2)
+    assert len(top) == 2 and [t.rank for t in top] == [1, 2]
+    hit = next(t for t in p.retrieve(question) if t.object == "Grace Hopper")
+    assert (hit.subject_iri, hit.predicate_iri, hit.object_iri) == (
+        "https://example.org/kg/article2", "https://schema.org/author", "https://example.org/kg/grace")
+    assert hit.statement == ("<https://example.org/kg/article2> <https://schema.org/author> "
+                             "<https://example.org/kg/grace> .")
+    many = p.retrieve_many([question, "Which tool does the reproducible pipelines article use?"], top_k=3)
+    assert len(many) == 2 and all(len(r) <= 3 for r in many) and many[0] == p.retrieve(question, top_k=3)
+    with pytest.raises(InputError, match="retrieve_many"):
+        p.retrieve([question])  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="list of questions"):
+        p.retrieve_many(question)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="positive"):
+        p.retrieve(question, top_k=0)
+
+
+def test_evaluate_scores_n_triples_golden_triples_through_the_ranked_results(project: Path):
+    p = hublab.load_pipeline("bm25", graph=str(EXAMPLE / "graph.ttl"), root=project)
+    got = p.retrieve("Who wrote 'Reproducible Pipelines for Knowledge Graph Experiments'?")
+    golden = ["<https://example.org/kg/article2>  <https://schema.org/author> <https://example.org/kg/grace>."]
+    scored = hublab.evaluate(got, golden)
+    hit = next(t for t in got if t.object == "Grace Hopper")
+    assert scored == hublab.evaluate([t.triple for t in got], [hit.triple]) and scored["hit_at_10_triples"] == 1.0
+    with pytest.raises(InputError, match="N-Triples statements"):
+        hublab.evaluate([t.triple for t in got], golden)
+    with pytest.raises(InputError, match="both forms"):
+        hublab.evaluate(got, [*golden, hit.triple])
+
+
+def test_an_rdflib_graph_is_a_graph(project: Path):
+    import rdflib
+
+    g = rdflib.Graph().parse(EXAMPLE / "graph.ttl")
+    question = "Who wrote 'Reproducible Pipelines for Knowledge Graph Experiments'?"
+    from_graph = hublab.load_pipeline("bm25", graph=g, root=project).retrieve(question)
+    from_file = hublab.load_pipeline("bm25", graph=str(EXAMPLE / "graph.ttl"), root=project).retrieve(question)
+    assert [t.statement for t in from_graph] == [t.statement for t in from_file]
+    again = rdflib.Graph().parse(EXAMPLE / "graph.ttl")  # other blank-node labels: the same content, the same file
+    hublab.load_pipeline("bm25", graph=again, root=project)
+    assert len(list((project / ".cache" / "graphs").glob("rdflib-*.nt"))) == 1
+    with pytest.raises(InputError, match="rdflib.Graph"):
+        hublab.load_pipeline("bm25", graph=42, root=project)
