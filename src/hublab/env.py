@@ -77,6 +77,10 @@ PLOT_WARNING_MODULES = r"(matplotlib|optuna\.visualization|optuna\.importance|hu
 #: Optuna's ExperimentalWarning text (``optuna._experimental``): matched by message, so that setting the filter
 #: does not import Optuna (``hublab --help`` stays fast)
 OPTUNA_EXPERIMENTAL = r".*(is experimental \(supported from v|is an experimental (feature|CLI command))"
+#: the same plotting warnings as ``PYTHONWARNINGS`` entries (a message's start, as that variable takes them), for the
+#: processes a command spawns (``tune-all --jobs``, ``compare --jobs``): they start without this module's filters
+PLOT_WARNING_ENV = ("ignore:optuna.visualization", "ignore:Attempting to set identical low and high",
+                    "ignore:Target and region quantiles select the same set of trials")
 #: MLflow INFO lines that are not about the user's run (printed at exit of every traced run)
 _QUIET_LOGGERS = ("mlflow.tracing.export.async_export_queue",)
 
@@ -115,6 +119,7 @@ def set_verbosity(verbose: bool) -> None:
             handler._hublab_verbose = True  # type: ignore[attr-defined]
             log.addHandler(handler)
         warnings.filterwarnings("default", category=UserWarning, module=PLOT_WARNING_MODULES)
+        _spawned_warnings(quiet=False)
         return
     os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
     level = os.environ["MLFLOW_LOGGING_LEVEL"].upper()
@@ -122,6 +127,17 @@ def set_verbosity(verbose: bool) -> None:
     for name in LIBRARY_LOGGERS[1:]:
         logging.getLogger(name).setLevel(logging.ERROR if name == "matplotlib" else logging.WARNING)
     warnings.filterwarnings("ignore", category=UserWarning, module=PLOT_WARNING_MODULES)
+    _spawned_warnings(quiet=True)
+
+
+def _spawned_warnings(*, quiet: bool) -> None:
+    """Add (or, verbose, take out) :data:`PLOT_WARNING_ENV` in ``PYTHONWARNINGS``, keeping the user's own entries."""
+    mine = [e for e in os.environ.get("PYTHONWARNINGS", "").split(",") if e and e not in PLOT_WARNING_ENV]
+    entries = [*mine, *PLOT_WARNING_ENV] if quiet else mine
+    if entries:
+        os.environ["PYTHONWARNINGS"] = ",".join(entries)
+    else:
+        os.environ.pop("PYTHONWARNINGS", None)
 
 
 #: CPython scans its youngest generation every 700 new container objects, and the older ones every 10 scans of the

@@ -54,3 +54,26 @@ def test_a_cli_process_prints_no_experimental_warning():
     assert "ExperimentalWarning" in stderr(TRIGGER)  # what a bare process prints
     out = stderr("import hublab.cli, os, sys\n" + TRIGGER + "print(os.environ['GRPC_VERBOSITY'], file=sys.stderr)")
     assert "ExperimentalWarning" not in out and out.strip() == "NONE"
+
+
+def test_processes_a_command_spawns_are_quiet_too(monkeypatch):
+    """``tune-all --jobs`` and ``compare --jobs`` run studies in spawned processes, which start without the CLI's
+    warning filters: the plotting warnings reach them through PYTHONWARNINGS, the user's own entries kept."""
+    import subprocess
+    import sys
+
+    from hublab.env import PLOT_WARNING_ENV, set_verbosity
+
+    monkeypatch.setenv("PYTHONWARNINGS", "error::ResourceWarning")
+    set_verbosity(False)
+    try:
+        assert os.environ["PYTHONWARNINGS"].split(",") == ["error::ResourceWarning", *PLOT_WARNING_ENV]
+        code = ("import warnings; warnings.warn('optuna.visualization.matplotlib._x.plot_x is experimental'); "
+                "warnings.warn('Attempting to set identical low and high ylims makes transformation singular'); "
+                "warnings.warn('something else')")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+        assert "something else" in out.stderr and "optuna" not in out.stderr and "ylims" not in out.stderr
+        set_verbosity(True)
+        assert os.environ["PYTHONWARNINGS"] == "error::ResourceWarning"
+    finally:
+        set_verbosity(False)
