@@ -45,13 +45,11 @@ def _options(verbose: bool = typer.Option(False, "-v", "--verbose", help="INFO l
 
 
 def _type_column(self, ctx) -> str | None:
-    """The help's type column: a flag shows none, an option its metavar or its name in capitals (``GRAPH``), never
-    typer's ``<str>`` or ``<bool>`` placeholders."""
+    """The help's type column: an option's explicit metavar (``IRI``, ``N``), else nothing: never typer's ``<str>``
+    or ``<bool>`` placeholders, nor the option's name again in capitals (the column took a fifth of 80 columns)."""
     if getattr(self, "is_flag", False) or getattr(self, "is_bool_flag", False):
         return None
-    if self.metavar is not None:
-        return self.metavar
-    return (self.name or "").upper() or None
+    return self.metavar  # an option's name says what it takes; a metavar only where it adds (IRI, N, FILE)
 
 
 typer.core.TyperOption.display_type_rich = _type_column  # type: ignore[method-assign]
@@ -65,10 +63,10 @@ LLM_BASE_URL = typer.Option(None, "--llm-base-url", envvar="HUBLAB_LLM_BASE_URL"
 LLM_MODEL = typer.Option(None, "--llm-model", envvar="HUBLAB_LLM_MODEL", help="Model name at that endpoint.")
 AS_JSON = typer.Option(False, "--json", help="Print the result as JSON.")
 #: what --graph accepts, everywhere (hublab.graph.source)
-GRAPH_HELP = ("A built-in graph (gv1..gv4, gv3_orkg), one declared in params.yaml (user_graphs.graphs), a path to an "
-              "RDF file (.ttl, .nt, .nq, .rdf, .jsonld; also gzipped) or a SPARQL endpoint URL (docs/your-graph.md).")
-LABEL_PREDICATE = typer.Option(None, "--label-predicate", help="A predicate whose literal labels a node (IRI; "
-                               "repeatable), ahead of params.yaml's user_graphs.label_predicates.")
+GRAPH_HELP = ("gv1..gv4, gv3_orkg, a graph declared in params.yaml, an RDF file (.ttl, .nt, .rdf, .jsonld, .gz …) "
+              "or a SPARQL endpoint URL.")
+LABEL_PREDICATE = typer.Option(None, "--label-predicate", metavar="IRI", help="A predicate whose literals label "
+                               "nodes (repeatable), ahead of params.yaml's.")
 
 
 def call_settings(label_predicates: list[str] | None = None):
@@ -79,8 +77,8 @@ def call_settings(label_predicates: list[str] | None = None):
     return with_label_predicates(settings(), label_predicates)
 
 
-HUB_TYPE = typer.Option(None, "--hub-type", help="HubLink's hub type: a class whose instances are hub roots (its "
-                        "IRI; repeatable). Default: the graph's declared hub_types, else ORKG's Paper.")
+HUB_TYPE = typer.Option(None, "--hub-type", metavar="IRI", help="HubLink's hub type: a class whose instances are "
+                        "hub roots (repeatable). Default: the graph's declared ones, else ORKG's Paper.")
 
 
 class StrictCommand(TyperCommand):

@@ -38,14 +38,15 @@ def compare_cmd(
     bound: int = typer.Option(20, "--max-output-triples", min=1, help="Output bound every method is scored at."),
     pipelines: list[Path] | None = typer.Option(None, "--pipelines", help="LLM-free pipelines (names or YAML "
                                                 "paths, comma-separated; all: every method, the default)."),
-    out: Path | None = typer.Option(None, "--out", help="Output folder (default reports/compare/GRAPH)."),
+    out: Path | None = typer.Option(None, "--out", help="Output folder (default: one named after the graph, under "
+                                    "reports/compare)."),
     fmt: str = typer.Option("md", "--format", help="What to print: md, latex or csv (all three are written)."),
     experiment: str | None = typer.Option(None, "--experiment", help="MLflow experiment (default compare-GRAPH)."),
     storage: str | None = typer.Option(None, "--storage", help="Optuna storage URL (default the project's)."),
     jobs: int = typer.Option(1, "--jobs", min=1, help="Studies at once, one process each."),
     fresh: bool = typer.Option(False, "--fresh", help="Restart the studies instead of resuming them."),
     shape_space: bool = typer.Option(True, "--shape-space/--no-shape-space", help="Also tune the parameters whose "
-                                     "best value depends on the graph's shape (docs/your-graph.md)."),
+                                     "best value depends on the graph's shape."),
     as_json: bool = AS_JSON,
 ) -> None:
     """Which method wins on your graph, with which settings, and how sure: split the questions, tune every

@@ -33,19 +33,8 @@ RUN_HELP = "\n".join([
     "An LLM pipeline first checks its endpoint (API key, server, model: one line saying what is missing) and "
     "prints an estimate of its tokens and cost; --dry-run prints only the estimate.",
     "",
-    "Your own questions: --dataset my_questions.csv (or .jsonl) needs only the columns uid, question and "
-    "golden_triples (the thesis's triple strings, with ids of the --graph, or N-Triples statements "
-    "'<s> <p> <o> .'); every other thesis column is optional (docs/datasets.md). Your own graph: --graph "
-    "my.ttl or a SPARQL endpoint URL (docs/your-graph.md). Three rows, on --graph gv3_orkg:",
-    "",
-    "\b",
-    "uid,question,golden_triples",
-    "q1,Which papers did Georg Buchgeher publish in 2017?,"
-    "\"['(R869393:authors list, has list element, L1522147:Georg Buchgeher)']\"",
-    "q2,How many papers has Johannes Grohmann published?,"
-    "\"['(R872195:authors list, has list element, L1527978:Johannes Grohmann)']\"",
-    "q3,What is the replication package link of 'Trace Link Recovery for Software Architecture Documentation'?,"
-    "\"['(R870187:Evidence 1, Replication Package Link, L1523846:https://doi.org/10.5281/zenodo.4730621)']\"",
+    "Your own questions: a .csv or .jsonl with the columns uid, question and golden_triples (thesis triple "
+    "strings or N-Triples statements; docs/datasets.md). Your own graph: docs/your-graph.md.",
 ])
 
 
