@@ -54,6 +54,7 @@ def tune_all_cmd(
     st = call_settings(label_predicate)
     con = Console()
     chosen = [st.pipeline_file(p) for p in pipelines] if pipelines else default_pipelines(st.pipelines_dir().parent)
+    con.print(expected_work(st, dataset, len(chosen), n_trials, limit, jobs), markup=False, highlight=False)
 
     def said(o) -> None:
         con.print(f"{o.plan.method}: {o.trials} trials in {o.wall_s:.0f} s, MAP@10 default "
@@ -72,3 +73,18 @@ def tune_all_cmd(
     if report is not None:
         report.parent.mkdir(parents=True, exist_ok=True)
         report.write_text(table)
+
+
+def expected_work(st, dataset: str, methods: int, n_trials: int, limit: int | None, jobs: int) -> str:
+    """What the command will do, said before it starts: a study is minutes on a cold embedding cache."""
+    from hublab.datasets.catalog import load_dataset
+
+    try:
+        n = len(load_dataset(st, dataset))
+    except Exception:  # noqa: BLE001 - the study says what is wrong with the dataset, located
+        return f"{methods} methods x {n_trials} trials on {dataset}"
+    n = min(n, limit) if limit else n
+    return (f"{methods} methods x {n_trials} trials on {n} questions of {dataset} (at most "
+            f"{methods * n_trials * n:,} answers, fewer where a trial is pruned; {jobs} stud"
+            f"{'y' if jobs == 1 else 'ies'} at once): one line per method as its study ends; the first run on a "
+            "machine also embeds every text it tries once (docs/tuning.md)")
