@@ -129,3 +129,23 @@ def test_hub_type_given_wins_over_the_graphs_declared_hub_types(project: Path):
         runs[hub_types] = (cfg.retriever_params["hub_types"], s.config_hash)
     assert runs[()][0] == ["https://example.org/Person"]  # the graph's declared hub types
     assert runs[given][0] == list(given) and runs[given][1] != runs[()][1]
+
+
+def test_the_cli_run_takes_label_predicates_and_reruns_with_the_new_labels(project: Path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from hublab.cli import app
+
+    monkeypatch.setenv("HUBLAB_ROOT", str(project))
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    args = ["run", "bm25", "--graph", str(project / "graph.ttl"), "--dataset", str(project / "q.jsonl"), "--json",
+            "--no-carbon", "--no-trace", "--per-question"]
+    runs = {}
+    for extra in ([], ["--label-predicate", TITLE]):
+        res = CliRunner().invoke(app, [*args, *extra])
+        assert res.exit_code == 0, res.output
+        doc = json.loads(res.stdout)
+        runs[bool(extra)] = doc["run_id"], doc["predictions"]
+    assert runs[True][0] != runs[False][0]
+    titled = Path(runs[True][1]).read_text()
+    assert "Ocean temperatures 2020, maintainer" in titled and ":d1, maintainer" in Path(runs[False][1]).read_text()
