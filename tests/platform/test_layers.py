@@ -20,7 +20,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("embedding", "llm", "vectorstore"),  # interfaces and backends
     ("evaluation",),  # metrics, thesis tables
     ("retrievers",),  # methods over the interfaces
-    ("pipeline",),  # pipeline config, resources, optional pipes
+    ("pipeline", "method_pipelines"),  # pipeline config, resources, optional pipes; a method named as a pipeline
     ("reports",),  # the one table writer and the one thesis lookup of every report
     ("tracking",),  # MLflow logging, called by the runs
     ("experiment", "training", "preflight", "preflight_values", "mlflow_eval"),  # runs: RunRequest, runner, …
