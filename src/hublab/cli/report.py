@@ -96,6 +96,7 @@ def _fair(pipelines: list[Path] | None, limit: int | None, out: Path | None, bou
           graphs: str, experiment: str | None = None, fmt: str = "md") -> None:
     from rich.console import Console
 
+    from hublab.cli.report_plan import fair_plan
     from hublab.config import settings as load_settings
     from hublab.experiment.comparison.default_vs_tuned import (
         BOUND,
@@ -110,15 +111,14 @@ def _fair(pipelines: list[Path] | None, limit: int | None, out: Path | None, bou
     experiment = experiment or EXPERIMENT
     if fmt not in ("md", "latex", "csv"):
         raise typer.BadParameter(f"{fmt!r}: expected md, latex or csv", param_hint="--format")
-
     st = load_settings()
     bound = bound or BOUND
     chosen = tuple((g.strip(), g.strip()) for g in graphs.split(",") if g.strip())
     if not chosen:
         raise typer.BadParameter("name at least one graph", param_hint="--graphs")
-    mine = [st.pipeline_file(p) for p in pipelines] if pipelines else None
-    rows = run_comparison(st, entries(st.root, mine), graphs=chosen, bound=bound,
-                          limit=limit, experiment=experiment)
+    todo = entries(st.root, [st.pipeline_file(p) for p in pipelines] if pipelines else None)
+    typer.echo(fair_plan(st, todo, chosen, limit), err=True)
+    rows = run_comparison(st, todo, graphs=chosen, bound=bound, limit=limit, experiment=experiment)
     written = write_all(st, rows, out or (st.root / "reports" / "summary"), bound=bound, log=False)
     # the comparison run goes to the same experiment as its evaluation runs (write_all would log to compare-fair)
     files = [written["csv"], written["md"], written["tex"], *written["figures"]]
