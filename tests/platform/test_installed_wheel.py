@@ -27,7 +27,14 @@ EXAMPLE = REPO / "examples" / "your-graph"
 pytestmark = pytest.mark.slow  # builds, a virtual environment, subprocesses (~40 s)
 
 
+def _clean_env() -> dict[str, str]:
+    """The test process's environment without PYTHONPATH: the suite puts the checkout's src/ on it, and pip in the
+    fresh venv would take the hublab.egg-info there for an installed hublab and install nothing."""
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "HUBLAB_ROOT")}
+
+
 def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
+    kw.setdefault("env", _clean_env())
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=600, **kw)
     assert out.returncode == 0, f"{cmd}\n{out.stdout[-2000:]}\n{out.stderr[-3000:]}"
     return out
@@ -45,7 +52,9 @@ def installed(tmp_path_factory) -> Path:
     (wheel,) = dist.glob("hublab-*.whl")
     venv = tmp / "venv"
     _run([sys.executable, "-m", "venv", str(venv)])
-    _run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)])
+    _run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--ignore-installed",
+          str(wheel)])
+    assert (venv / "bin" / "hublab").is_file(), "the wheel's console script was not installed"
     purelib = _run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"])
     deps = [p for p in site.getsitepackages() if Path(p).is_dir()]
     (Path(purelib.stdout.strip()) / "_test_dependencies.pth").write_text("\n".join(deps) + "\n")
