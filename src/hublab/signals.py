@@ -29,6 +29,8 @@ class Terminated(KeyboardInterrupt):
 #: trials left RUNNING (a fresh-clone CI run caught it)
 GRACE_S = 60.0
 _armed: list[threading.Timer] = []
+#: a worker process that waits for tasks (:func:`exit_when_idle`) and the number of tasks it runs now (:func:`busy`)
+_worker = {"idle_exit": False, "busy": 0}
 
 
 def _give_up(signum: int) -> None:
@@ -46,6 +48,10 @@ def _give_up(signum: int) -> None:
 
 
 def _raise(signum: int, _frame: object) -> None:
+    if _worker["idle_exit"] and not _worker["busy"]:
+        import os
+
+        os._exit(128 + signum)  # nothing to end: a traceback from the pool's wait for work would be all it prints
     if not _armed:
 
         timer = threading.Timer(GRACE_S, _give_up, (signum,))
@@ -63,6 +69,22 @@ def interrupt_on_termination() -> None:
     for sig in HANDLED:
         if signal.getsignal(sig) is not signal.SIG_IGN:
             signal.signal(sig, _raise)
+
+
+def exit_when_idle() -> None:
+    """In a pool's worker process: a termination signal that arrives while no task runs (:func:`busy`) ends the
+    process at once and quietly. Raised there, it would end the pool's wait for work with a traceback."""
+    _worker["idle_exit"] = True
+
+
+@contextlib.contextmanager
+def busy():
+    """A task runs: a termination signal is raised as :class:`Terminated` in it, so its runs and trials end marked."""
+    _worker["busy"] += 1
+    try:
+        yield
+    finally:
+        _worker["busy"] -= 1
 
 
 def describe(exc: KeyboardInterrupt) -> tuple[str, int]:

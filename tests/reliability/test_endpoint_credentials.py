@@ -197,3 +197,20 @@ def test_a_short_password_with_an_at_sign_is_masked_in_the_endpoints_error_page(
         SparqlEndpoint(url).fingerprint()
     text = str(err.value)
     assert "HTTP 401" in text and "p@ss" not in text and base64.b64encode(b"bob:p@ss").decode() not in text
+
+
+def test_masking_follows_the_environment_and_registered_keys_as_they_change(monkeypatch):
+    """The secrets masked by value are remembered between calls (a run scrubs ~100,000 trace fields), yet a key
+    exported, changed or removed since the last call is masked (or not) at once."""
+    from hublab.redact import MASK, mask_known, register_secret
+
+    monkeypatch.setenv("HUBLAB_TEST_API_KEY", "first-key-value")
+    assert mask_known("a first-key-value b") == f"a {MASK} b"
+    monkeypatch.setenv("HUBLAB_TEST_API_KEY", "second-key-value")
+    assert mask_known("first-key-value second-key-value") == f"first-key-value {MASK}"
+    monkeypatch.delenv("HUBLAB_TEST_API_KEY")
+    assert mask_known("second-key-value") == "second-key-value"
+    register_secret("registered-later-value")
+    assert mask_known("x registered-later-value") == f"x {MASK}"
+    assert mask_known("extra-only-value", ["extra-only-value"]) == MASK
+    assert mask_known("extra-only-value") == "extra-only-value"

@@ -282,3 +282,36 @@ def test_killing_tune_all_ends_its_job_processes(project: Path, how: str):
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+_IDLE_POOL = """
+import multiprocessing, os, signal, sys, time
+from concurrent.futures import ProcessPoolExecutor
+from hublab.tuning.fair import _job_process_init
+
+if __name__ == "__main__":
+    pool = ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_job_process_init)
+    pool.submit(time.sleep, 0).result()  # the workers are up and waiting for more work
+    procs = list(pool._processes.values())
+    for proc in procs:
+        os.kill(proc.pid, signal.SIGTERM)
+    for proc in procs:
+        proc.join(30)
+    print(sorted({proc.exitcode for proc in procs}))
+"""
+
+
+def test_a_job_process_waiting_for_work_ends_quietly_on_sigterm(tmp_path: Path):
+    """A tune-all job process that had no study running (waiting for one, or done with its own) printed the
+    pool's wait for work as a traceback when tune-all was stopped: it exits 143 and prints nothing."""
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "idle_pool.py"
+    script.write_text(_IDLE_POOL)
+    res = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")})
+    assert res.stdout.strip() == "[143]", (res.stdout, res.stderr[-2000:])
+    assert "Traceback" not in res.stderr, res.stderr[-2000:]

@@ -286,8 +286,11 @@ def _job(plan: MethodPlan, req: TuneAllRequest, st: Settings) -> MethodOutcome:
     """One study in a job process. Interrupted (its parent's SIGTERM, or its parent's death), the study's own
     handlers end its trial and runs first; then the process exits, instead of handing the interrupt back as the
     task's result and waiting for more work from a parent that may be gone."""
+    from hublab.signals import busy
+
     try:
-        return _tune_method(plan, req, st, None)
+        with busy():
+            return _tune_method(plan, req, st, None)
     except KeyboardInterrupt as exc:
         from hublab.signals import describe
 
@@ -303,9 +306,10 @@ def _job_process_init() -> None:
     import signal
     import sys
 
-    from hublab.signals import interrupt_on_termination
+    from hublab.signals import exit_when_idle, interrupt_on_termination
 
     interrupt_on_termination()
+    exit_when_idle()  # a job process still waiting for its study, or done with it, has nothing to mark
     if sys.platform.startswith("linux"):
         import ctypes
 
