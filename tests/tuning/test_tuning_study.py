@@ -341,3 +341,16 @@ def test_topping_up_or_resuming_a_study_samples_new_parameters(tmp_path):
     assert [t["params"] for t in first.trials] == [t["params"] for t in more.trials[:2]]
     fresh = run_study(StudySpec("again", "tpe", storage=db, n_trials=2, seed=4), BASE, space, Counting())
     assert [t["params"] for t in fresh.trials] == [t["params"] for t in first.trials]  # a fresh study: as before
+
+
+def test_trials_json_holds_sampled_floats_to_twelve_digits():
+    """TPE's samples differed between two runs of the same study in the last bit (the same choices, the same
+    metrics): the committed trials.json holds them to 12 significant digits, so both runs write the same file."""
+    from hublab.tuning.report import split_trials
+
+    runs = [[{"number": 0, "params": {"k1": k1, "text": "labels", "n": 3}, "metrics": {"recall": 0.5}}]
+            for k1 in (0.8007164470389543, 0.8007164470389545)]
+    kept = [split_trials(r)[0] for r in runs]
+    assert kept[0] == kept[1]
+    assert kept[0][0]["params"] == {"k1": 0.800716447039, "text": "labels", "n": 3}
+    assert kept[0][0]["metrics"] == {"recall": 0.5}

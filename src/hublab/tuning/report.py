@@ -50,6 +50,16 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
+#: significant digits of a sampled float in ``trials.json``: TPE's samples differ between runs in the last bit or two
+#: (its density sums in another order), which made the committed file differ while every choice was the same
+SAMPLED_DIGITS = 12
+
+
+def _stable_params(params: dict) -> dict:
+    """``params`` with every float to ``SAMPLED_DIGITS`` significant digits (the metrics are left as they are)."""
+    return {k: float(f"{v:.{SAMPLED_DIGITS}g}") if isinstance(v, float) else v for k, v in params.items()}
+
+
 def split_trials(trials: list[dict]) -> tuple[list[dict], dict[str, dict[str, float]]]:
     """The trials without what they measured of the machine (seconds, energy, emissions), and those figures by
     trial number: ``trials.json`` is committed and must be the same on every machine that runs the same trials,
@@ -58,8 +68,11 @@ def split_trials(trials: list[dict]) -> tuple[list[dict], dict[str, dict[str, fl
     timings: dict[str, dict[str, float]] = {}
     for t in trials:
         metrics = t.get("metrics") or {}
-        kept.append({**t, "metrics": {k: v for k, v in metrics.items() if not machine_dependent(k)}}
-                    if "metrics" in t else dict(t))
+        row = {**t, "metrics": {k: v for k, v in metrics.items() if not machine_dependent(k)}} if "metrics" in t \
+            else dict(t)
+        if isinstance(row.get("params"), dict):
+            row["params"] = _stable_params(row["params"])
+        kept.append(row)
         measured = {k: v for k, v in metrics.items() if machine_dependent(k)}
         if measured:
             timings[str(t["number"])] = measured
