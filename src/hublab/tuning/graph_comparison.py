@@ -175,8 +175,8 @@ def _tune_folds(req: CompareRequest, st: Settings, pipelines: list[Path], files:
             left = elapsed / done * (total - done)
             best = "-" if o.best_value is None else f"{o.best_value:.4f}"
             default = "-" if o.default_value is None else f"{o.default_value:.4f}"
-            say(f"fold {f.index}/{len(files)} · {o.plan.method}: {o.trials} trials ({o.pruned} pruned), MAP@10 on "
-                f"the selection questions default {default}, best {best}; {o.wall_s:.0f} s "
+            say(f"fold {f.index}/{len(files)} · {o.plan.method}: {o.trials} trials finished, {o.pruned} pruned; "
+                f"MAP@10 on the selection questions default {default}, best {best}; {o.wall_s:.0f} s "
                 f"[{done}/{total} studies, {elapsed / 60:.1f} min, about {left / 60:.1f} min of tuning left]")
 
         studies.append(tune_all(TuneAllRequest(
