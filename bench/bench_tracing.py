@@ -44,7 +44,13 @@ def main() -> None:
     if args.paired:
         paired(cfg, args.limit, args.repeats)
         return
-    has_trace = "trace" in inspect.signature(run_experiment).parameters
+    # a run's options live on RunRequest; older checkouts took them as run_experiment's own parameters
+    try:
+        from hublab.experiment.request import RunRequest
+
+        has_trace = "trace" in inspect.signature(RunRequest).parameters
+    except ImportError:
+        has_trace = "trace" in inspect.signature(run_experiment).parameters
     print(f"hublab from {Path(hublab.__file__).parent}; tracing support: {has_trace}", file=sys.stderr)
 
     def once(mode: str, limit: int, experiment: str) -> tuple[float, list[float]]:
