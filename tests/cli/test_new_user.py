@@ -146,32 +146,27 @@ def test_run_prints_the_predictions_file_and_with_per_question_a_row_per_questio
     assert doc["per_question"][0]["triples"] == len(records[0]["retrieved_context"])
 
 
-def _cli(root: Path, *args: str, **extra_env: str) -> subprocess.CompletedProcess:
+def _cli(root: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("HUBLAB_ROOT", "MLFLOW_TRACKING_URI",
                                                             "MLFLOW_LOGGING_LEVEL")}
     env["PYTHONPATH"] = os.pathsep.join([str(SRC), env.get("PYTHONPATH", "")])
-    env.update(extra_env)
     return subprocess.run([sys.executable, "-m", "hublab.cli", *args], cwd=root, env=env, capture_output=True,
                           text=True, timeout=600)
 
 
 @pytest.mark.slow  # hublab processes
 def test_cli_output_is_quiet_by_default_and_verbose_with_v(small_project):
-    """A first run where MLflow creates the store itself (no seeded store: the user cache cannot be written) logs
-    MLflow's INFO lines ("Creating initial MLflow database tables..."): not the user's business unless asked for
-    with -v."""
-    blocker = small_project / "not-a-cache-folder"
-    blocker.write_text("")
-    no_seed = {"XDG_CACHE_HOME": str(blocker)}
+    """A first run creates the MLflow store: MLflow's INFO lines ("Creating initial MLflow database tables...")
+    are not the user's business unless asked for with -v."""
     args = ["run", "pipelines/bm25.yaml", "--graph", "gv3_orkg", "--dataset", "gv3_orkg", "--no-carbon",
             "--no-trace", "--limit", "2"]
-    res = _cli(small_project, *[a for a in args if a != "--no-carbon"], **no_seed)  # CodeCarbon measuring, silent
+    res = _cli(small_project, *[a for a in args if a != "--no-carbon"])  # CodeCarbon measuring, and silent
     assert res.returncode == 0, res.stderr[-3000:]
     assert " INFO " not in res.stderr and "Warning" not in res.stderr, res.stderr
     assert "codecarbon" not in res.stderr.lower(), res.stderr
     assert "per-question results: " in res.stdout
     shutil.rmtree(small_project / "mlruns")  # a fresh store again
-    res = _cli(small_project, "-v", *args, **no_seed)
+    res = _cli(small_project, "-v", *args)
     assert res.returncode == 0, res.stderr[-3000:]
     assert "INFO mlflow.store.db.utils: Creating initial MLflow database tables" in res.stderr
 
