@@ -91,10 +91,7 @@ def setup(root: Path, experiment: str) -> str:
 
     with open(root / "mlruns" / ".setup.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        from hublab.tracking.store_seed import seed_store
-
-        seed_store(root / "mlruns" / "mlflow.db")  # a new store: the migrated empty one copied, not 2-4 s migrating
-        exp = mlflow.get_experiment_by_name(experiment)  # creates the schema on first use (unless seeded)
+        exp = mlflow.get_experiment_by_name(experiment)  # creates the schema on first use
         relocate_artifacts(root)
         if exp is None:
             return mlflow.create_experiment(experiment, artifact_location=f"{artifact_root(root)}/{experiment}")
