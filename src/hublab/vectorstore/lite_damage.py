@@ -1,11 +1,16 @@
 """A damaged Milvus Lite index found from its files, before the Lite engine opens it (which ends in library
 tracebacks, or in a misleading "is another process using it?"): shared by the CLI's pre-check (which names the
-pipeline and graph to rebuild) and the store itself (every command that opens a Lite file)."""
+pipeline and graph to rebuild) and the store itself (every command that opens a Lite file). Also the index sidecars
+the engine cannot read back (``torn_sidecars``): derived data, which the store removes when a load fails on them."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+
+#: Index sidecars: what Milvus Lite derives from each data file (segment) per indexed field and keeps beside it,
+#: ``partitions/<partition>/indexes/<segment>.<field>.<index type>.idx`` (``.sidx`` for a scalar index).
+SIDECAR_SUFFIXES = (".idx", ".sidx")
 
 
 def lite_damage(db: Path) -> tuple[Path, str] | None:
@@ -36,6 +41,50 @@ def lite_damage(db: Path) -> tuple[Path, str] | None:
         if head != b"PAR1" or tail != b"PAR1" or data.stat().st_size < 12:
             return data, "is not a complete Parquet file (truncated or damaged)"
     return None
+
+
+def torn_sidecars(db: Path, collection: str) -> list[Path]:
+    """The index sidecars of ``collection`` in the Milvus Lite folder ``db`` that Milvus Lite cannot read back: empty
+    or cut short (the engine writes them in place, so a process killed meanwhile leaves one torn). Derived data: the
+    engine builds a missing sidecar from its segment's data file when it loads the collection, but fails the whole
+    load on one it cannot read."""
+    root = db / "collections" / collection / "partitions"
+    return [p for p in sorted(root.glob("*/indexes/*"))
+            if p.suffix in SIDECAR_SUFFIXES and p.is_file() and not _readable_sidecar(p)]
+
+
+def _readable_sidecar(path: Path) -> bool:
+    """Whether Milvus Lite's loaders read ``path``: a scalar index through the engine's own loader; a vector index as
+    the NumPy array of a FLAT index (memory-mapped: its header and the file's length, not every byte) or else as a
+    FAISS index. What cannot be told (the file cannot be opened, FAISS is not installed) counts as readable."""
+    import numpy as np
+
+    try:
+        if path.stat().st_size == 0:
+            return False
+        with path.open("rb") as f:
+            npy = f.read(len(np.lib.format.MAGIC_PREFIX)) == np.lib.format.MAGIC_PREFIX
+    except OSError:
+        return True
+    try:
+        if path.suffix == ".sidx":
+            from milvus_lite.index.scalar import ScalarInvertedIndex
+
+            ScalarInvertedIndex.load(str(path))
+            return True
+        if npy:
+            return np.load(path, mmap_mode="r", allow_pickle=False).ndim == 2
+    except Exception:  # noqa: BLE001 - NumPy's and Arrow's errors for a file they cannot read
+        return False
+    try:
+        import faiss
+    except ImportError:
+        return True
+    try:
+        faiss.read_index(str(path))
+    except RuntimeError:  # FAISS's error for a file it cannot read
+        return False
+    return True
 
 
 def damaged_message(uri: str, where: Path | str, what: str) -> str:

@@ -19,7 +19,7 @@ from hublab.vectorstore.base import DamagedIndex, HitArrays, SearchHit, VectorSt
 from hublab.vectorstore.exact import parse_filter
 from hublab.vectorstore.index_spec import IndexSpec
 from hublab.vectorstore.keyed_rows import KeyedRows
-from hublab.vectorstore.lite_damage import damaged_message
+from hublab.vectorstore.lite_damage import damaged_message, torn_sidecars
 from hublab.vectorstore.milvus_client import GRPC_OPTIONS as GRPC_OPTIONS  # noqa: F401 (re-exported)
 from hublab.vectorstore.milvus_client import _client, check_lite_file, release_client, server_error
 from hublab.vectorstore.milvus_native import native_search
@@ -374,14 +374,34 @@ class MilvusVectorStore(VectorStore):
             self._loaded.add(name)
 
     def _load_lite(self, name: str) -> None:
-        """Loading is where the Lite engine finds what its files cannot show from outside (an index file cut
-        short): one line naming the index and how to rebuild it, not pymilvus's traceback."""
+        """Loading is where the Lite engine finds what its files cannot show from outside: one line naming the index
+        and how to rebuild it, not pymilvus's traceback. Except for index sidecars it cannot read (``torn_sidecars``:
+        derived data, torn by a process killed while the engine wrote them): those are removed with one warning and
+        the load tried once more, the engine building them again from the collection's data files (which, like its
+        manifest and WAL, are never touched here)."""
         try:
             self.client.load_collection(name)
+            return
         except Exception as exc:  # noqa: BLE001 - pymilvus's MilvusException, whatever the engine found
-            said = " ".join(str(getattr(exc, "message", None) or exc).split())[:300]
-            where, what = f"collection {name}", f"cannot be loaded ({said})"
-            raise DamagedIndex(damaged_message(self.uri, where, what), where, what) from None
+            failed = exc
+        torn = torn_sidecars(Path(self.uri), name)
+        if torn:
+            import logging
+
+            for path in torn:
+                path.unlink(missing_ok=True)
+            logging.getLogger(__name__).warning(
+                "warning: collection %s: removed %d torn index sidecar file(s) of the Milvus Lite index %s (empty or "
+                "cut short; derived data, which the engine builds again from the collection's data files): %s",
+                name, len(torn), self.uri, ", ".join(map(str, torn)))
+            try:
+                self.client.load_collection(name)
+                return
+            except Exception as exc:  # noqa: BLE001 - as above
+                failed = exc
+        said = " ".join(str(getattr(failed, "message", None) or failed).split())[:300]
+        where, what = f"collection {name}", f"cannot be loaded ({said})"
+        raise DamagedIndex(damaged_message(self.uri, where, what), where, what) from None
 
     def _metric_of(self, name: str) -> str:
         """The collection's metric, as its index says (native hits are rescored with it). A collection without an

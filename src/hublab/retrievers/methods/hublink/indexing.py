@@ -166,7 +166,7 @@ class HubIndex:
         rows = state.get("rows")
         try:
             held = self.store.count(self.collection) if rows is not None else None
-        except DamagedIndex as exc:  # the store cannot load it (a Lite index file cut short)
+        except DamagedIndex as exc:  # the store cannot load it (a Lite data file the engine cannot read)
             return f"index {self.collection} is damaged: {exc.where} {exc.what}", True
         if held != rows:
             return (f"index {self.collection} is damaged: its vector collection holds {held} rows, its manifest "
