@@ -52,19 +52,20 @@ class RunResult:
     failure_reason: str = ""
 
 
-def _settings(root: str | Path | None, label_predicates: list[str] | None = None):
+def _settings(root: str | Path | None, label_predicates: list[str] | None = None,
+              type_predicates: list[str] | None = None):
     """The project's settings (``root``, else the rule of ``hublab.config``; a folder without a ``params.yaml``
-    reads the shipped defaults), with a call's label predicates ahead of ``params.yaml``'s
-    (``hublab.graph.source.with_label_predicates``)."""
+    reads the shipped defaults), with a call's label and type predicates ahead of ``params.yaml``'s
+    (``hublab.graph.source.with_label_predicates``, ``with_type_predicates``)."""
     from hublab.config import defaults_root, project_root, settings
     from hublab.errors import InputError
-    from hublab.graph.source import with_label_predicates
+    from hublab.graph.source import with_label_predicates, with_type_predicates
 
     base = Path(root).resolve() if root is not None else project_root()
     if not (base / "params.yaml").is_file() and defaults_root() is None:
         raise InputError(f"no HubLab project at {base} (no params.yaml): give the project's folder with root=... or "
                          "the HUBLAB_ROOT environment variable")
-    return with_label_predicates(settings(base), label_predicates)
+    return with_type_predicates(with_label_predicates(settings(base), label_predicates), type_predicates)
 
 
 def _quiet() -> None:
@@ -186,17 +187,19 @@ def _graph_arg(graph: Any, st: Any) -> str:
 
 def load_pipeline(name_or_path: str | Path, graph: Any, *, root: str | Path | None = None,
                   hub_types: list[str] | None = None, label_predicates: list[str] | None = None,
-                  progress: bool = False) -> LoadedPipeline:
+                  type_predicates: list[str] | None = None, progress: bool = False) -> LoadedPipeline:
     """Build a pipeline on a graph and make its index ready (built, or checked and reused), as ``hublab ask`` does.
     Every input is checked first; a problem is a ``hublab.errors.InputError`` naming what to fix.
     ``label_predicates``: predicate IRIs whose literals label a node, ahead of ``params.yaml``'s
-    (``--label-predicate``).
+    (``--label-predicate``). ``type_predicates``: predicate IRIs whose objects are a node's classes (Wikidata's
+    ``http://www.wikidata.org/prop/direct/P31``), ahead of ``params.yaml``'s; ``rdf:type`` stays one
+    (``--type-predicate``). Either list, when not the default, is another graph model: its own index and runs.
     """
     _quiet()
     from hublab.pipeline.pipeline import build_pipeline
     from hublab.preflight import check_run
 
-    st = _settings(root, label_predicates)
+    st = _settings(root, label_predicates, type_predicates)
     graph = _graph_arg(graph, st)
     checked = check_run(Path(str(name_or_path)), graph, None, settings=st, tracking=False, hub_types=hub_types)
     pipe = build_pipeline(checked.cfg, graph, st)
@@ -206,17 +209,18 @@ def load_pipeline(name_or_path: str | Path, graph: Any, *, root: str | Path | No
 
 def run(name_or_path: str | Path, graph: Any, dataset: str, *, limit: int | None = None,
         root: str | Path | None = None, experiment: str | None = None, hub_types: list[str] | None = None,
-        label_predicates: list[str] | None = None, resume: bool = True, track_carbon: bool = False,
-        progress: bool = False) -> RunResult:
+        label_predicates: list[str] | None = None, type_predicates: list[str] | None = None, resume: bool = True,
+        track_carbon: bool = False, progress: bool = False) -> RunResult:
     """Run a pipeline over a dataset, evaluate it and log one MLflow run, exactly as ``hublab run`` does (resumable).
     ``track_carbon`` is off by default here: CodeCarbon's tracker prints and starts a thread per run;
-    ``label_predicates`` as in ``load_pipeline``."""
+    ``label_predicates`` and ``type_predicates`` as in ``load_pipeline`` (a changed list is a run of its own, never
+    the resumed run of the other setting)."""
     _quiet()
     from hublab.experiment.request import RunRequest
     from hublab.experiment.runner import run_experiment
     from hublab.preflight import check_run
 
-    st = _settings(root, label_predicates)
+    st = _settings(root, label_predicates, type_predicates)
     graph = _graph_arg(graph, st)
     checked = check_run(Path(str(name_or_path)), graph, dataset, settings=st, experiment=experiment,
                         hub_types=hub_types)
@@ -228,7 +232,7 @@ def run(name_or_path: str | Path, graph: Any, dataset: str, *, limit: int | None
 
 
 def compare(graph: str, dataset: str, *, hub_types: list[str] | None = None,
-            label_predicates: list[str] | None = None, n_trials: int = 20,
+            label_predicates: list[str] | None = None, type_predicates: list[str] | None = None, n_trials: int = 20,
             folds: int | None = None, selection: str | None = None, out: str | Path | None = None,
             pipelines: list[str] | None = None, seed: int = 0, max_output_triples: int = 20,
             root: str | Path | None = None, say: Any = None) -> Any:
@@ -240,6 +244,8 @@ def compare(graph: str, dataset: str, *, hub_types: list[str] | None = None,
         hub_types: HubLink's hub type IRIs on this graph.
         label_predicates: predicate IRIs whose literals label a node, ahead of ``params.yaml``'s (a changed list is
             another graph model: its own indices and runs).
+        type_predicates: predicate IRIs whose objects are a node's classes, ahead of ``params.yaml``'s; ``rdf:type``
+            stays one (a changed list is another graph model, as with ``label_predicates``).
         n_trials: TPE trials per method and fold (the same budget for every method).
         folds: k of the cross-validation (None: 5 below 100 questions, else one seeded split; 1: one split).
         selection: a dataset whose questions are the fixed selection set (every other one is reported).
@@ -260,7 +266,7 @@ def compare(graph: str, dataset: str, *, hub_types: list[str] | None = None,
     _quiet()
     from hublab.tuning.graph_comparison import CompareRequest, compare_graph
 
-    st = _settings(root, label_predicates)
+    st = _settings(root, label_predicates, type_predicates)
     from hublab.retrievers.registry import default_pipelines
 
     chosen = ([st.pipeline_file(p) for p in pipelines] if pipelines

@@ -18,6 +18,8 @@ from hublab.errors import InputError, raise_all
 from hublab.yaml_strict import load_yaml
 
 _VAR = re.compile(r"\$(\w+)|\$\{([^}]*)\}")
+#: an absolute IRI as a predicate setting takes it (``http://…``, ``https://…``, ``urn:…``): a scheme, then no space
+IRI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:\S+$")
 
 
 class _Strict(BaseModel):
@@ -187,12 +189,23 @@ class UserCompare(_Strict):
 
 class UserGraphs(_Strict):
     label_predicates: list[str] | None = None
+    type_predicates: list[str] | None = None
     endpoint: Endpoint | None = None
     limits: ReadLimits | None = None
     graphs: dict[str, UserGraph] | None = None
     index: list[UserIndex] = []
     runs: list[UserRun] = []
     compare: list[UserCompare] = []
+
+    @field_validator("type_predicates")
+    @classmethod
+    def _type_predicates_are_iris(cls, preds: list[str] | None) -> list[str] | None:
+        """A type predicate that is no absolute IRI (``P31``, ``type``) would type nothing, silently: it is refused
+        here, with the key's line."""
+        bad = [p for p in preds or () if not IRI.match(p)]
+        if bad:
+            raise ValueError(f"expected predicate IRIs (http://…), got {bad[0]!r}")
+        return preds
 
 
 class Params(_Strict):

@@ -67,14 +67,17 @@ GRAPH_HELP = ("gv1..gv4, gv3_orkg, a graph declared in params.yaml, an RDF file 
               "or a SPARQL endpoint URL.")
 LABEL_PREDICATE = typer.Option(None, "--label-predicate", metavar="IRI", help="A predicate whose literals label "
                                "nodes (repeatable), ahead of params.yaml's.")
+TYPE_PREDICATE = typer.Option(None, "--type-predicate", metavar="IRI", help="A predicate whose objects are "
+                              "nodes' classes (repeatable), besides rdf:type.")
 
 
-def call_settings(label_predicates: list[str] | None = None):
-    """The project's settings with this call's ``--label-predicate`` options (see ``with_label_predicates``)."""
+def call_settings(label_predicates: list[str] | None = None, type_predicates: list[str] | None = None):
+    """The project's settings with this call's ``--label-predicate`` and ``--type-predicate`` options (see
+    ``with_label_predicates``, ``with_type_predicates``); a predicate that is no IRI: InputError naming its option."""
     from hublab.config import settings
-    from hublab.graph.source import with_label_predicates
+    from hublab.graph.source import with_label_predicates, with_type_predicates
 
-    return with_label_predicates(settings(), label_predicates)
+    return with_type_predicates(with_label_predicates(settings(), label_predicates), type_predicates)
 
 
 HUB_TYPE = typer.Option(None, "--hub-type", metavar="IRI", help="HubLink's hub type: a class whose instances are "

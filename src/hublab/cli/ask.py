@@ -15,6 +15,7 @@ from hublab.cli.app import (
     LABEL_PREDICATE,
     LLM_BASE_URL,
     LLM_MODEL,
+    TYPE_PREDICATE,
     StrictCommand,
     app,
     call_settings,
@@ -30,6 +31,7 @@ def ask_cmd(
     graph: str = typer.Option(..., "--graph", help=GRAPH_HELP),
     hub_type: list[str] | None = HUB_TYPE,
     label_predicate: list[str] | None = LABEL_PREDICATE,
+    type_predicate: list[str] | None = TYPE_PREDICATE,
     topic_entity: str | None = typer.Option(None, "--topic-entity", help="Entry entity id (e.g. R659055)."),
     top: int = typer.Option(10, "--top", help="How many supporting triples to print."),
     llm_base_url: str | None = LLM_BASE_URL,
@@ -40,7 +42,7 @@ def ask_cmd(
     from hublab.pipeline.pipeline import build_pipeline  # local: retrievers and their libraries (~0.25 s)
 
     use_llm_endpoint(llm_base_url, llm_model)
-    st = call_settings(label_predicate)
+    st = call_settings(label_predicate, type_predicate)
     checked = check_run(pipeline, graph, None, settings=st, llm_base_url=llm_base_url, tracking=False,
                         hub_types=hub_type)
     checked.warnings[:0] = check_llm(checked.cfg)  # key, server and model before the index and models load

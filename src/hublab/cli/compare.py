@@ -7,7 +7,16 @@ from pathlib import Path
 
 import typer
 
-from hublab.cli.app import AS_JSON, GRAPH_HELP, HUB_TYPE, LABEL_PREDICATE, app, call_settings, interrupt_message
+from hublab.cli.app import (
+    AS_JSON,
+    GRAPH_HELP,
+    HUB_TYPE,
+    LABEL_PREDICATE,
+    TYPE_PREDICATE,
+    app,
+    call_settings,
+    interrupt_message,
+)
 
 
 def resolved_pipelines(st, pipelines: list[Path] | None) -> list[Path]:
@@ -27,6 +36,7 @@ def compare_cmd(
     dataset: str = typer.Option(..., "--dataset", help="Questions: a built-in dataset or a .csv/.jsonl file."),
     hub_type: list[str] | None = HUB_TYPE,
     label_predicate: list[str] | None = LABEL_PREDICATE,
+    type_predicate: list[str] | None = TYPE_PREDICATE,
     n_trials: int = typer.Option(20, "--n-trials", min=1, help="TPE trials per method and fold (the same for all)."),
     folds: int | None = typer.Option(None, "--folds", min=1, help="k of the cross-validation; 1: one split. "
                                      "Default: 5 below 100 questions, else one split."),
@@ -66,7 +76,7 @@ def compare_cmd(
     raise_all(problems)
     from hublab.tuning.graph_comparison import CompareRequest
 
-    st = call_settings(label_predicate)
+    st = call_settings(label_predicate, type_predicate)
     req = CompareRequest(graph, dataset, out_dir=out, pipelines=resolved_pipelines(st, pipelines),
                          hub_types=list(hub_type or []), n_trials=n_trials, seed=seed, folds=folds, stratify=stratify,
                          selection=selection, bound=bound, storage=storage, experiment=experiment, jobs=jobs,

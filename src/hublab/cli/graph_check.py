@@ -7,7 +7,7 @@ import json
 
 import typer
 
-from hublab.cli.app import GRAPH_HELP, HUB_TYPE, LABEL_PREDICATE, call_settings, graph_app
+from hublab.cli.app import GRAPH_HELP, HUB_TYPE, LABEL_PREDICATE, TYPE_PREDICATE, call_settings, graph_app
 from hublab.cli.graph import load_any as _load
 
 
@@ -30,24 +30,28 @@ def check_cmd(
     top: int = typer.Option(10, "--top", min=1, help="how many types to list"),
     hub_type: list[str] | None = HUB_TYPE,
     label_predicate: list[str] | None = LABEL_PREDICATE,
+    type_predicate: list[str] | None = TYPE_PREDICATE,
 ) -> None:
     """One screen on a graph before a run: triples, entities, literals, label coverage (and the predicates that
-    could label the unlabelled nodes), the types by count, the hub types HubLink could use (--hub-type), and the
-    defaults that assume ORKG's shape but look wrong here."""
-    from hublab.graph.profile import label_candidates, profile
+    could label the unlabelled nodes), the types by count (on an untyped graph, the predicates that could type it),
+    the hub types HubLink could use (--hub-type), and the defaults that assume ORKG's shape but look wrong here."""
+    from hublab.graph.profile import label_candidates, profile, type_candidates
     from hublab.graph.shape import shape_report
     from hublab.redact import scrub
 
-    st = call_settings(label_predicate)
+    st = call_settings(label_predicate, type_predicate)
     kg = _load(graph, st)
     pr = profile(kg)
     candidates = label_candidates(kg) if pr.labelled < pr.entities - pr.literals else []
+    typing = type_candidates(kg) if not pr.types else []
     shape = shape_report(kg, _hub_types(graph, hub_type, st))
     if as_json:
         typer.echo(json.dumps({"triples": pr.triples, "entities": pr.entities, "literals": pr.literals,
                                "label_coverage": round(pr.label_coverage, 4),
                                "types": [vars(c) for c in pr.types[:top]],
                                "label_candidates": [{"predicate": p, "unlabelled_nodes": n} for p, n in candidates],
+                               "type_candidates": [{"predicate": c.predicate, "typed_nodes": c.typed_nodes,
+                                                    "classes": c.classes} for c in typing],
                                "suggested_hub_types": [c.name for c in pr.suggested],
                                "orkg_shaped_defaults": shape.as_dict()}, indent=2))
         return
@@ -65,6 +69,13 @@ def check_cmd(
                   + ", ".join(f"{p} ({n:,} nodes)" for p, n in candidates)
                   + f"\ne.g. hublab graph check {scrub(graph)} {flags} (the same option on run, index, ask, compare "
                   "and tune-all)", highlight=False, markup=False, soft_wrap=True)
+    if typing:
+        con.print("no node has a type (rdf:type, or a --type-predicate); predicates whose IRI objects look like "
+                  "classes (type candidates): "
+                  + ", ".join(f"{c.predicate} ({c.typed_nodes:,} nodes, {c.classes:,} "
+                              f"class{'es' if c.classes != 1 else ''})" for c in typing)
+                  + f"\ne.g. hublab graph check {scrub(graph)} --type-predicate {typing[0].predicate} (the same "
+                  "option on run, index, ask, compare and tune-all)", highlight=False, markup=False, soft_wrap=True)
     table = Table(title=f"types ({min(top, len(pr.types))} of {len(pr.types)})")
     table.add_column("type")
     table.add_column("instances", justify="right")

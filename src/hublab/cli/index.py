@@ -13,6 +13,7 @@ from hublab.cli.app import (
     LABEL_PREDICATE,
     LLM_BASE_URL,
     LLM_MODEL,
+    TYPE_PREDICATE,
     StrictCommand,
     app,
     call_settings,
@@ -30,6 +31,7 @@ def index_cmd(
     graph: str = typer.Option(..., "--graph", help=GRAPH_HELP),
     hub_type: list[str] | None = HUB_TYPE,
     label_predicate: list[str] | None = LABEL_PREDICATE,
+    type_predicate: list[str] | None = TYPE_PREDICATE,
     stats_out: Path | None = typer.Option(None, "--stats", help="Write index stats JSON here (DVC metrics)."),
     llm_base_url: str | None = LLM_BASE_URL,
     llm_model: str | None = LLM_MODEL,
@@ -40,7 +42,7 @@ def index_cmd(
     from hublab.pipeline.pipeline import build_index  # local: retrievers and their libraries (~0.25 s)
 
     use_llm_endpoint(llm_base_url, llm_model)
-    st = call_settings(label_predicate)
+    st = call_settings(label_predicate, type_predicate)
     checked = check_run(pipeline, graph, None, settings=st, stats_out=stats_out, llm_base_url=llm_base_url,
                         tracking=False, hub_types=hub_type, rebuild_damaged=True)
     print_warnings(checked.warnings)

@@ -15,6 +15,7 @@ from hublab.cli.app import (
     LABEL_PREDICATE,
     LLM_BASE_URL,
     LLM_MODEL,
+    TYPE_PREDICATE,
     StrictCommand,
     app,
     call_settings,
@@ -45,6 +46,7 @@ def run_cmd(
     graph: str = typer.Option(..., "--graph", help=GRAPH_HELP),
     hub_type: list[str] | None = HUB_TYPE,
     label_predicate: list[str] | None = LABEL_PREDICATE,
+    type_predicate: list[str] | None = TYPE_PREDICATE,
     dataset: str = typer.Option(..., "--dataset", help="gv1..gv4, gv3_orkg, reduced_gv1, or your own .csv/.jsonl "
                                 "(columns uid, question, golden_triples; see below)."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N questions."),
@@ -71,7 +73,7 @@ def run_cmd(
 ) -> None:
     """Run a pipeline over a KGQA dataset, evaluate it and log one MLflow run (resumable); help: RUN_HELP."""
     use_llm_endpoint(llm_base_url, llm_model)
-    st = call_settings(label_predicate)
+    st = call_settings(label_predicate, type_predicate)
     if dry_run and report_dir is not None:
         raise InputError("--dry-run runs no question, so there is no report to write; drop --report-dir (--output "
                          "receives the estimate as JSON)", field="--report-dir")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from hublab.cli.app import LABEL_PREDICATE, app, call_settings, interrupt_message
+from hublab.cli.app import LABEL_PREDICATE, TYPE_PREDICATE, app, call_settings, interrupt_message
 from hublab.cli.tune_checks import check_tune_inputs
 
 
@@ -25,6 +25,7 @@ def tune_all_cmd(
     hub_type: list[str] | None = typer.Option(None, "--hub-type", help="HubLink's hub type IRI on your graph "
                                               "(repeatable)."),
     label_predicate: list[str] | None = LABEL_PREDICATE,
+    type_predicate: list[str] | None = TYPE_PREDICATE,
     bound: int = typer.Option(20, "--max-output-triples", help="Output bound the objective is measured at."),
     out: Path | None = typer.Option(None, "--out", help="Folder of the tuned pipelines (default pipelines/tuned)."),
     storage: str | None = typer.Option(None, "--storage", help="Optuna RDB URL (default sqlite:///mlruns/optuna.db)."),
@@ -51,7 +52,7 @@ def tune_all_cmd(
     problems: list = []
     check_tune_inputs(problems, storage=storage)
     raise_all(problems)
-    st = call_settings(label_predicate)
+    st = call_settings(label_predicate, type_predicate)
     con = Console()
     chosen = [st.pipeline_file(p) for p in pipelines] if pipelines else default_pipelines(st.pipelines_dir().parent)
     con.print(expected_work(st, dataset, len(chosen), n_trials, limit, jobs), markup=False, highlight=False)

@@ -8,7 +8,11 @@ from dataclasses import dataclass
 
 from hublab.graph.base import KnowledgeGraph
 from hublab.graph.model import Triple
-from hublab.graph.vocabulary import LITERAL_CLASS
+from hublab.graph.vocabulary import LITERAL_CLASS, local_name
+
+#: local names of predicates that state a class in common vocabularies: Wikidata's P31 ("instance of"),
+#: ``dcterms:type``, ``schema:additionalType``, and ``instanceOf`` as ontologies spell it (compared case-folded)
+TYPE_LIKE_NAMES = frozenset({"p31", "type", "additionaltype", "instanceof"})
 
 
 @dataclass(frozen=True)
@@ -46,7 +50,8 @@ def hub_type_problem(kg: KnowledgeGraph, hub_types: list[str], graph_shown: str)
     if not empty:
         return None
     top = type_counts(kg)[:10]
-    listed = "; ".join(f"{c.name} ({c.instances})" for c in top) or "none: the graph has no rdf:type statements"
+    untyped = "none: the graph has no rdf:type statements (types by another predicate: --type-predicate IRI)"
+    listed = "; ".join(f"{c.name} ({c.instances})" for c in top) or untyped
     return (f"hub type {', '.join(map(repr, empty))} has no instances in graph {graph_shown}; its most frequent "
             f"types: {listed}. Give one with --hub-type IRI (hublab graph check suggests some)")
 
@@ -89,6 +94,46 @@ def label_candidates(kg: KnowledgeGraph, top: int = 3) -> list[tuple[str, int]]:
             nodes.setdefault(t.predicate, set()).add(t.subject.uid)
     named = [(str((iri_of(p) if iri_of else None) or p), len(uids)) for p, uids in nodes.items()]
     return sorted(named, key=lambda x: (-x[1], x[0]))[:top]
+
+
+@dataclass(frozen=True)
+class TypeCandidate:
+    """A predicate whose IRI objects may be its subjects' classes (``hublab graph check`` on an untyped graph)."""
+
+    predicate: str  #: the predicate's IRI (or its label, on a graph that cannot tell the IRI)
+    typed_nodes: int  #: distinct subjects the predicate would type
+    classes: int  #: distinct IRI objects: the classes it would name
+    named: bool  #: its local name is a type predicate's in a common vocabulary (:data:`TYPE_LIKE_NAMES`)
+
+
+def type_candidates(kg: KnowledgeGraph, top: int = 3) -> list[TypeCandidate]:
+    """The predicates that could be a graph's type predicates (``--type-predicate``) when it has no typed node: those
+    linking a node to an IRI whose local name is a type predicate's (P31, type, additionalType, instanceOf), and those
+    whose few objects are shared by many subjects (at least two subjects per distinct object, as classes are).
+
+    Args:
+        kg: the graph as read with its current type predicates (a type predicate's statements are no triples).
+        top: at most this many candidates.
+
+    Returns:
+        The candidates, named ones first, then by the nodes they would type (most first), ties by IRI: the same
+        list on every machine.
+    """
+    iri_of = getattr(kg, "predicate_iri_of", None)
+    subjects: dict[str, set[str]] = {}
+    objects: dict[str, set[str]] = {}
+    for t in kg.triples():
+        if t.subject.is_literal or t.object.is_literal:
+            continue
+        subjects.setdefault(t.predicate, set()).add(t.subject.uid)
+        objects.setdefault(t.predicate, set()).add(t.object.uid)
+    found = []
+    for pred, subs in subjects.items():
+        iri = str((iri_of(pred) if iri_of else None) or pred)
+        named = local_name(iri).casefold() in TYPE_LIKE_NAMES
+        if named or (len(subs) >= 2 and 2 * len(objects[pred]) <= len(subs)):
+            found.append(TypeCandidate(iri, len(subs), len(objects[pred]), named))
+    return sorted(found, key=lambda c: (not c.named, -c.typed_nodes, c.predicate))[:top]
 
 
 def find_triples(kg: KnowledgeGraph, text: str, limit: int = 20) -> list[Triple]:

@@ -152,8 +152,15 @@ class RdfKnowledgeGraph(KnowledgeGraph):
 
     def _knowledge_from_store(self, iri: URIRef) -> Knowledge:
         label = self._label_from_store(iri)
-        types = tuple(sorted(type_name(c) for c in self.graph.objects(iri, RDF.type)))
-        return Knowledge(node_uid(iri), label if label is not None else local_name(str(iri)), types)
+        return Knowledge(node_uid(iri), label if label is not None else local_name(str(iri)),
+                         self._types_from_store(iri))
+
+    def _types_from_store(self, iri: URIRef) -> tuple[str, ...]:
+        """The node's types by every type predicate, sorted; a class named by two type predicates is one type
+        (with ``rdf:type`` alone the store's answer is taken as it is)."""
+        preds = self.vocabulary.type_predicates
+        names = [type_name(c) for tp in preds for c in self.graph.objects(iri, tp)]
+        return tuple(sorted(set(names) if len(preds) > 1 else names))
 
     def _label_from_store(self, term: URIRef) -> str | None:
         for lp in self.vocabulary.label_predicates:
@@ -187,9 +194,10 @@ class RdfKnowledgeGraph(KnowledgeGraph):
         self._labelled = {node_uid(t) for t in labels}
         types: dict[URIRef, set[str]] = defaultdict(set)
         classes: set = set()
-        for s, c in g.subject_objects(RDF.type):
-            types[s].add(type_name(c))  # type: ignore[index]
-            classes.add(c)
+        for tp in self.vocabulary.type_predicates:
+            for s, c in g.subject_objects(tp):
+                types[s].add(type_name(c))  # type: ignore[index]
+                classes.add(c)
         content = []
         nodes: set = set()
         predicates: set = set()
@@ -300,8 +308,9 @@ class RdfKnowledgeGraph(KnowledgeGraph):
 
     def _store_triples(self, s: URIRef | None, o: URIRef | None) -> list[Triple]:
         out = []
+        described = (RDFS.label, *self.vocabulary.type_predicates)  # statements about a node, not edges
         for ts, p, to in self.graph.triples((s, None, o)):
-            if p in (RDFS.label, RDF.type) or not isinstance(to, URIRef):
+            if p in described or not isinstance(to, URIRef):
                 continue
             out.append(
                 Triple(self._knowledge_from_store(ts), self._pred_label(p), self._knowledge_from_store(to), _pid_of(p))
@@ -322,7 +331,11 @@ class RdfKnowledgeGraph(KnowledgeGraph):
         if self._use_index:
             return list(self._by_type.get(type_name, ()))
         cls_iri = ORKG_CLASS[quote(type_name, safe="")]
-        return [self._knowledge_from_store(s) for s in self.graph.subjects(RDF.type, cls_iri)]
+        preds = self.vocabulary.type_predicates
+        found = [s for tp in preds for s in self.graph.subjects(tp, cls_iri)]
+        if len(preds) > 1:  # an instance named by two type predicates is one instance
+            found = list(dict.fromkeys(found))
+        return [self._knowledge_from_store(s) for s in found]
 
     def triples(self) -> Iterator[Triple]:
         if self._use_index:

@@ -181,7 +181,8 @@ def shape_report(kg: KnowledgeGraph, hub_types: list[str] | None = None, *,
         cands = suggested_hub_types(counts)
         listed = ", ".join(f"{c.name} ({c.instances:,})" for c in cands) or (
             "none: the graph has no type with two or more instances carrying triples" if counts else
-            "none: the graph has no rdf:type statement, and hub roots are chosen by type")
+            "none: the graph has no rdf:type statement (types by another predicate: --type-predicate IRI), and hub "
+            "roots are chosen by type")
         findings.append(ShapeFinding(
             "hub_types", _HUBLINK, ", ".join(wanted),
             f"no node of type {', '.join(empty)}", "HubLink would index nothing",

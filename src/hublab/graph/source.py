@@ -5,8 +5,9 @@ load through :func:`load_source`.
 A file or an endpoint gets a name keyed by its content (``<file stem>-<12 hex of its sha256>``; ``<host>-<12 hex of
 URL and fingerprint>``): indices (``models/<name>__<retriever>/``) and run identities use it, so a changed graph is
 never searched with an index built for the old one, and the same file gives the same name anywhere. The settings that
-shape a user's graph model (its label predicates, when not the default list) are part of that key too
-(:attr:`GraphSource.model`): a changed label setting is a new graph model, with its own index and its own runs.
+shape a user's graph model (its label predicates and its type predicates, each when not the default list) are part of
+that key too (:attr:`GraphSource.model`): a changed label or type setting is a new graph model, with its own index and
+its own runs; the default settings add nothing to the key.
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ from hublab.graph.endpoint import EndpointSettings, SparqlEndpoint, is_endpoint,
 from hublab.graph.rdf_files import RDF_FORMATS, rdf_format
 from hublab.graph.vocabulary import Vocabulary, normalise_type
 from hublab.limits import ReadLimits
+from hublab.params_schema import IRI
 
-#: the params.yaml section of users' graphs: label predicates, endpoint deadlines, declared graphs and their runs
+#: the params.yaml section of users' graphs: label and type predicates, endpoint deadlines, declared graphs and runs
 SECTION = "user_graphs"
 
 
@@ -43,14 +45,17 @@ class GraphSource:
     triples: int | None = field(default=None, compare=False)  #: the endpoint's triple count, when known
     #: the endpoint's (triple count, content digest) when resolved: the graph read must still have it
     fingerprint: tuple[int, str] | None = field(default=None, compare=False)
-    #: 12 hex of the settings that shape the graph model when they are not the defaults (label predicates), else "";
-    #: part of :attr:`digest` (a run's identity) and of :attr:`index_name` (its index folder)
+    #: 12 hex of the settings that shape the graph model when they are not the defaults (label and type
+    #: predicates), else ""; part of :attr:`digest` (a run's identity) and of :attr:`index_name` (its index folder)
     model: str = ""
+    #: which settings :attr:`model` keys (:func:`model_kind`): ``labels``, ``types`` or ``labels-types``
+    model_kind: str = field(default="labels", compare=False)
 
     @property
     def index_name(self) -> str:
-        """The name of the graph's index folders: :attr:`name`, plus the graph model's key when it has one."""
-        return f"{self.name}-labels-{self.model}" if self.model else self.name
+        """The name of the graph's index folders: :attr:`name`, plus what the graph model's key is of and the key,
+        when it has one (``<name>-labels-<key>``, ``<name>-types-<key>``)."""
+        return f"{self.name}-{self.model_kind}-{self.model}" if self.model else self.name
 
     @property
     def shown(self) -> str:
@@ -110,13 +115,33 @@ def declared_graphs(st: Settings) -> dict[str, dict]:
 
 
 def vocabulary(st: Settings) -> Vocabulary:
-    """The label predicates of ``params.yaml: user_graphs.label_predicates`` (the default list when unset), or of
-    :func:`with_label_predicates`."""
-    preds = st.section(SECTION).get("label_predicates")
-    if preds is not None and (not isinstance(preds, list) or not all(isinstance(p, str) for p in preds)):
-        raise InputError("expected a list of predicate IRIs", file=str(st.root / "params.yaml"),
-                         field=f"{SECTION}.label_predicates")
-    return Vocabulary.from_iris(preds)
+    """The label and type predicates of ``params.yaml: user_graphs.label_predicates`` and ``type_predicates`` (the
+    default lists when unset), or of :func:`with_label_predicates` and :func:`with_type_predicates`.
+
+    Raises:
+        InputError: either key not a list of strings, located at the key.
+    """
+    section = st.section(SECTION)
+    found: dict[str, list[str] | None] = {}
+    for key in ("label_predicates", "type_predicates"):
+        preds = section.get(key)
+        if preds is not None and (not isinstance(preds, list) or not all(isinstance(p, str) for p in preds)):
+            raise InputError("expected a list of predicate IRIs", file=str(st.root / "params.yaml"),
+                             field=f"{SECTION}.{key}")
+        found[key] = preds
+    return Vocabulary.from_iris(found["label_predicates"], found["type_predicates"])
+
+
+def _checked_iris(predicates: list[str] | tuple[str, ...], option: str) -> list[str]:
+    """The predicates of one call as strings, once each, in the order given.
+
+    Raises:
+        InputError: a predicate that is not an absolute IRI, naming ``option``.
+    """
+    bad = [p for p in predicates if not IRI.match(str(p))]
+    if bad:
+        raise InputError(f"expected a predicate IRI (http://…), got {bad[0]!r}", field=option)
+    return list(dict.fromkeys(str(p) for p in predicates))
 
 
 def with_label_predicates(st: Settings, predicates: list[str] | tuple[str, ...] | None) -> Settings:
@@ -128,20 +153,67 @@ def with_label_predicates(st: Settings, predicates: list[str] | tuple[str, ...] 
     """
     if not predicates:
         return st
-    bad = [p for p in predicates if not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:\S+$", str(p))]
-    if bad:
-        raise InputError(f"expected a predicate IRI (http://…), got {bad[0]!r}", field="--label-predicate")
-    given = [str(p) for p in predicates]
+    given = _checked_iris(predicates, "--label-predicate")
     rest = [str(p) for p in vocabulary(st).label_predicates if str(p) not in given]
-    return st.with_section(SECTION, label_predicates=[*dict.fromkeys(given), *rest])
+    return st.with_section(SECTION, label_predicates=[*given, *rest])
+
+
+def with_type_predicates(st: Settings, predicates: list[str] | tuple[str, ...] | None) -> Settings:
+    """``st`` with the type predicates of one call (``--type-predicate``, the API's ``type_predicates=``) ahead of
+    ``params.yaml``'s; ``st`` when none are given. A node's types are every class any type predicate names, so the
+    order changes nothing but the listing. ``rdf:type`` stays a type predicate, after the given ones unless they
+    hold it: a graph typed partly by ``rdf:type`` keeps those types.
+
+    Args:
+        st: the project's settings (or a call's, e.g. after :func:`with_label_predicates`).
+        predicates: absolute predicate IRIs, e.g. ``http://www.wikidata.org/prop/direct/P31``.
+
+    Returns:
+        The settings with ``user_graphs.type_predicates`` set to the given predicates, then the configured ones.
+
+    Raises:
+        InputError: a predicate that is not an absolute IRI (``http://…``, ``https://…``, ``urn:…``).
+    """
+    if not predicates:
+        return st
+    given = _checked_iris(predicates, "--type-predicate")
+    rest = [str(p) for p in vocabulary(st).type_predicates if str(p) not in given]
+    return st.with_section(SECTION, type_predicates=[*given, *rest])
+
+
+def model_kind(vocab: Vocabulary) -> str:
+    """What in ``vocab`` differs from the defaults, as the index folder names it (:attr:`GraphSource.index_name`).
+
+    Args:
+        vocab: a graph's vocabulary (:func:`vocabulary`).
+
+    Returns:
+        ``labels``, ``types`` or ``labels-types``; "" when both lists are the defaults (type predicates compared as
+        sets: their order changes no type).
+    """
+    default = Vocabulary()
+    parts = [name for name, differs in (("labels", vocab.label_predicates != default.label_predicates),
+                                         ("types", set(vocab.type_predicates) != set(default.type_predicates)))
+             if differs]
+    return "-".join(parts)
 
 
 def model_key(st: Settings) -> str:
-    """12 hex of the graph-model settings of a user's graph when they differ from the defaults, else ""."""
+    """12 hex of the graph-model settings of a user's graph (``st``'s label and type predicates) when they differ
+    from the defaults, else "": the default adds nothing to a graph's key, name or index folder.
+
+    The label predicates are keyed in their order (the first a node has labels it); the type predicates, when not
+    ``rdf:type`` alone, as a sorted set (a node's types are every class any of them names, whatever their order).
+    A vocabulary whose type predicates are the default keys exactly as the label predicates alone always did.
+    """
     vocab = vocabulary(st)
-    if vocab == Vocabulary():
+    kind = model_kind(vocab)
+    if not kind:
         return ""
-    return hashlib.sha256("\n".join(["labels", *map(str, vocab.label_predicates)]).encode()).hexdigest()[:12]
+    parts = ["labels", *map(str, vocab.label_predicates)]
+    if "types" in kind:
+        parts += ["types", *sorted(set(map(str, vocab.type_predicates)))]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:12]
 
 
 def _with_model(digest: str, model: str) -> str:
@@ -168,7 +240,8 @@ def resolve_graph(arg: str, st: Settings) -> GraphSource:
         spec = declared[arg]
         inner = _resolve_location(spec["source"], st, base=st.root)
         return GraphSource(arg, "declared" if inner.kind == "file" else "endpoint", inner.location, arg,
-                           inner.digest, tuple(spec["hub_types"]), inner.triples, inner.fingerprint, inner.model)
+                           inner.digest, tuple(spec["hub_types"]), inner.triples, inner.fingerprint, inner.model,
+                           inner.model_kind)
     if is_endpoint(arg) or rdf_format(Path(arg)) is not None or Path(arg).suffix == ".json" or "/" in arg \
             or Path(arg).exists():
         return _resolve_location(arg, st, base=Path.cwd())
@@ -189,7 +262,8 @@ def _resolve_location(loc: str, st: Settings, *, base: Path) -> GraphSource:
         model = model_key(st)
         digest = _with_model(hashlib.sha256(f"{bare}\n{content}".encode()).hexdigest(), model)
         return GraphSource(loc, "endpoint", loc, f"{_slug(parts.hostname or 'endpoint')}-{digest[:12]}", digest,
-                           triples=count, fingerprint=(count, content), model=model)
+                           triples=count, fingerprint=(count, content), model=model,
+                           model_kind=model_kind(vocabulary(st)))
     path = Path(loc)
     if not path.is_absolute():
         path = base / path
@@ -204,7 +278,7 @@ def _resolve_location(loc: str, st: Settings, *, base: Path) -> GraphSource:
     model = model_key(st)
     digest = _with_model(file_digest(path), model)
     return GraphSource(loc, "file", str(path.resolve()), f"{_slug(path.name.split('.')[0])}-{digest[:12]}", digest,
-                       model=model)
+                       model=model, model_kind=model_kind(vocabulary(st)))
 
 
 def load_source(src: GraphSource, st: Settings, *, progress: bool = False):

@@ -10,7 +10,8 @@ gives the same ids in every process and on every machine:
   its content (its own statements and those pointing at it), never from the parser's random label;
 * a node's label: the first of the label predicates (``params.yaml: user_graphs.label_predicates``) it has, else the
   IRI's local name; a literal's label is its value;
-* a node's types: its ``rdf:type`` classes (an ORKG class by its local name, ``Paper``; any other by its IRI).
+* a node's types: its classes by the type predicates (``params.yaml: user_graphs.type_predicates``; ``rdf:type``
+  always among them), an ORKG class by its local name (``Paper``), any other by its IRI.
 
 Label and type statements describe nodes; every other statement is a triple of the graph.
 """
@@ -42,6 +43,9 @@ DEFAULT_LABEL_PREDICATES: tuple[str, ...] = (
     "http://purl.org/dc/terms/title",
     "http://xmlns.com/foaf/0.1/name",
 )
+#: The default type predicates: ``rdf:type`` alone. It stays a type predicate whatever else is given: a graph that
+#: states some classes with ``rdf:type`` and others with, say, Wikidata's P31 keeps both.
+DEFAULT_TYPE_PREDICATES: tuple[str, ...] = (str(RDF.type),)
 #: ids derived from a hash carry this many bits (15 hex digits): the chance that two of a million nodes share one
 #: is about 4e-7, and a clash is refused when the graph is read, never merged silently
 _ID_HEX = 15
@@ -49,19 +53,33 @@ _ID_HEX = 15
 
 @dataclass(frozen=True)
 class Vocabulary:
-    """Which predicates give a node its label (in order of preference)."""
+    """Which predicates give a node its label (in order of preference) and its types (every class any of them
+    names)."""
 
     label_predicates: tuple[URIRef, ...] = tuple(URIRef(p) for p in DEFAULT_LABEL_PREDICATES)
+    type_predicates: tuple[URIRef, ...] = tuple(URIRef(p) for p in DEFAULT_TYPE_PREDICATES)
 
     @classmethod
-    def from_iris(cls, iris: Iterable[str] | None) -> Vocabulary:
-        found = tuple(URIRef(str(i)) for i in (iris or ()))
-        return cls(found) if found else cls()
+    def from_iris(cls, iris: Iterable[str] | None, type_iris: Iterable[str] | None = None) -> Vocabulary:
+        """A vocabulary from predicate IRIs as ``params.yaml`` gives them.
+
+        Args:
+            iris: the label predicates, in order of preference; none or empty: the default list.
+            type_iris: the type predicates; none or empty: ``rdf:type`` alone. ``rdf:type`` is added after the
+                given ones unless they hold it (a duplicate is dropped), so a list of ``rdf:type`` alone is the
+                default vocabulary.
+
+        Returns:
+            The vocabulary; equal to ``Vocabulary()`` when neither list changes a default.
+        """
+        labels = tuple(URIRef(str(i)) for i in (iris or ()))
+        types = tuple(dict.fromkeys((*(URIRef(str(i)) for i in (type_iris or ())), RDF.type)))
+        return cls(labels or cls.label_predicates, types)
 
     @property
     def attribute_predicates(self) -> frozenset[URIRef]:
         """Predicates that describe a node instead of linking two: labels and types."""
-        return frozenset((*self.label_predicates, RDF.type))
+        return frozenset((*self.label_predicates, *self.type_predicates))
 
 
 def local_name(iri: str) -> str:
