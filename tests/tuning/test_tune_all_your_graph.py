@@ -66,3 +66,23 @@ def test_a_changed_questions_file_is_a_new_study(mine: Path):
     assert study_name(plan, "questions.csv", "graph.ttl") != before
     assert study_name(plan, "reduced_gv1") == "fair-bm25-reduced_gv1"  # the built-in studies keep their names
     assert study_name(plan, "reduced_gv1", "gv1") == "fair-bm25-reduced_gv1"
+
+
+def test_a_study_is_not_resumed_on_another_graph_model(mine: Path):
+    """`hublab tune` takes the label and type predicates per call, as `run` does; a study measured with one list is
+    refused when resumed with another (its trials scored another graph model), not silently topped up."""
+    from typer.testing import CliRunner
+
+    from hublab.cli import app
+
+    base = ["tune", "bm25", "--study", "s", "--mode", "tpe", "--n-trials", "1", "--graph", "graph.ttl", "--dataset",
+            "questions.csv", "--limit", "2", "--no-progress", "--no-carbon"]
+    first = CliRunner().invoke(app, base)
+    assert first.exit_code == 0, first.output
+    again = CliRunner().invoke(app, [*base, "--n-trials", "2", "--label-predicate", "https://schema.org/headline"])
+    assert again.exit_code != 0
+    assert "label or type predicates" in str(again.exception) and "--fresh" in str(again.exception), again.output
+    typed = CliRunner().invoke(app, [*base, "--type-predicate", "https://schema.org/additionalType"])
+    assert typed.exit_code != 0 and "label or type predicates" in str(typed.exception), typed.output
+    same = CliRunner().invoke(app, [*base, "--n-trials", "2"])  # the same graph model tops the study up
+    assert same.exit_code == 0, same.output

@@ -6,11 +6,24 @@ Thin: options → :class:`hublab.tuning.orchestrate.TuneRequest` → :func:`~hub
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from hublab.cli.app import GRAPH_HELP, HUB_TYPE, app, interrupt_message, pipeline_arg
+from hublab.cli.app import (
+    GRAPH_HELP,
+    HUB_TYPE,
+    LABEL_PREDICATE,
+    TYPE_PREDICATE,
+    app,
+    call_settings,
+    interrupt_message,
+    pipeline_arg,
+)
 from hublab.cli.tune_checks import check_tune_inputs
+
+if TYPE_CHECKING:
+    from hublab.config import Settings
 
 
 @app.command("tune")
@@ -22,6 +35,8 @@ def tune_cmd(
     dataset: str = typer.Option("reduced_gv1", "--dataset", help="Dataset name (thesis: reduced_gv1)."),
     graph: str | None = typer.Option(None, "--graph", help="Graph (default: the dataset's graph). " + GRAPH_HELP),
     hub_type: list[str] | None = HUB_TYPE,
+    label_predicate: list[str] | None = LABEL_PREDICATE,
+    type_predicate: list[str] | None = TYPE_PREDICATE,
     storage: str | None = typer.Option(None, "--storage", help="Optuna RDB URL (default sqlite:///mlruns/optuna.db)."),
     n_trials: int | None = typer.Option(
         None, "--n-trials",
@@ -62,6 +77,7 @@ def tune_cmd(
     from hublab.tuning.orchestrate import TuneRequest
     from hublab.tuning.orchestrate import run_tune as _run_tune
 
+    st = call_settings(label_predicate, type_predicate)
     problems: list = []
     check_names(problems, study=study, experiment=experiment)  # MLflow experiment names (folders), lock files
     raise_all(problems)  # a name is checked first: it may be a path that escapes the project
@@ -69,7 +85,7 @@ def tune_cmd(
     pipeline = pipeline_arg(pipeline)  # a path, or a name as `hublab list` prints it
     check_tune_inputs(problems, pipeline=pipeline, objectives=chosen, storage=storage)
     raise_all(problems)
-    overrides = hub_type_overrides(pipeline, graph, dataset, hub_type or [])
+    overrides = hub_type_overrides(pipeline, graph, dataset, hub_type or [], st)
     with interrupt_message("the study keeps its finished trials (the running one ends FAILED, its MLflow run "
                            "KILLED); rerun the same command to resume"):
         outcome = _run_tune(TuneRequest(
@@ -79,21 +95,21 @@ def tune_cmd(
             index_dir=index_dir, fresh=fresh, experiment=experiment, base_overrides=overrides,
             hub_types=list(hub_type or []),
             prune=pruner != "none", pruner="wilcoxon" if pruner == "none" else pruner,
-            limits={k: v for k, v in (("s_per_question", max_s), ("cost_per_question", max_cost)) if v is not None}))
+            limits={k: v for k, v in (("s_per_question", max_s), ("cost_per_question", max_cost)) if v is not None}),
+            settings=st)
     con = Console()
     for line in outcome.summary():
         con.print(line, markup=False, highlight=False)
 
 
-def hub_type_overrides(pipeline: Path, graph: str | None, dataset: str, given: list[str]) -> dict[str, list[str]]:
+def hub_type_overrides(pipeline: Path, graph: str | None, dataset: str, given: list[str],
+                       st: Settings) -> dict[str, list[str]]:
     """``--hub-type`` (or the graph's declared hub types) as the study's base override of HubLink's ``hub_types``,
-    decided as ``hublab run`` decides it (``preflight.hub_types_for``)."""
-    from hublab.config import settings
+    decided as ``hublab run`` decides it (``preflight.hub_types_for``), on the graph as ``st`` reads it."""
     from hublab.pipeline.config import load_pipeline
     from hublab.pipeline.resources import graph_source
     from hublab.preflight import hub_types_for
 
-    st = settings()
     cfg = load_pipeline(st.pipeline_file(pipeline))
     wanted = hub_types_for(cfg.retriever_type, given, graph_source(graph or st.graph_for_dataset(dataset), st))
     return {"retriever.params.hub_types": wanted} if wanted else {}

@@ -223,6 +223,15 @@ def base_identity(base: dict[str, Any], graph: str, dataset: str, limit: int | N
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
+def _modelled(graph: str, st: Settings) -> str:
+    """``graph`` with the key of the settings that shape its model (label and type predicates) when they are not
+    the defaults: a study's trials measured on one graph model are never resumed on another."""
+    from hublab.graph.source import model_key
+
+    key = model_key(st)
+    return f"{graph}#model-{key}" if key else graph
+
+
 def run_tune(req: TuneRequest, *, settings: Settings | None = None, evaluator: Evaluator | None = None) -> TuneOutcome:
     """Run, resume or join the study ``req.study``; write its outputs; return the result."""
     st = settings or load_settings()
@@ -238,7 +247,8 @@ def run_tune(req: TuneRequest, *, settings: Settings | None = None, evaluator: E
         objectives = [names.RECALL, names.HITS_AT_10, names.RUNTIME]
     spec = StudySpec(req.study, req.mode, storage, req.n_trials, objectives, req.seed,
                      heartbeat_interval=req.heartbeat_interval, grace_period=req.grace_period,
-                     identity=base_identity(base, graph, req.dataset, req.limit), enqueue_base=req.enqueue_base,
+                     identity=base_identity(base, _modelled(graph, st), req.dataset, req.limit),
+                     enqueue_base=req.enqueue_base,
                      prune=req.prune, pruner=req.pruner, limits=dict(req.limits), space=space_record(space))
     spec.validate()
     if req.fresh:

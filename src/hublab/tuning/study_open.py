@@ -113,9 +113,9 @@ def _check_identity(study: optuna.Study, spec: StudySpec) -> None:
         return
     was = f"was measured on base configuration {stored[:12]}" if stored else "has no recorded base configuration"
     raise InputError(
-        f"study {spec.name!r} {was}, this command's is {spec.identity[:12]} (the base pipeline, graph, dataset or "
-        f"--limit differ): its trials are not comparable. Use another --study name, or --fresh to delete the "
-        f"study and start it again", field="study")
+        f"study {spec.name!r} {was}, this command's is {spec.identity[:12]} (the base pipeline, graph, its label or "
+        f"type predicates, dataset or --limit differ): its trials are not comparable. Use another --study name, or "
+        f"--fresh to delete the study and start it again", field="study")
 
 
 def _check_space(study: optuna.Study, spec: StudySpec) -> None:
