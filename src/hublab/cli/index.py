@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from hublab.atomic import write_text_atomic
 from hublab.cli.app import (
     GRAPH_HELP,
     HUB_TYPE,
@@ -57,8 +58,8 @@ def index_cmd(
         write_provenance(project_root(), f"index-{stats_out.stem}", {"stats": str(stats_out), **timing})
         try:
             stats_out.parent.mkdir(parents=True, exist_ok=True)
-            stats_out.write_text(json.dumps({k: v for k, v in stats.items() if not _is_timing(k)}, indent=1,
-                                            default=str) + "\n")
+            write_text_atomic(stats_out, json.dumps({k: v for k, v in stats.items() if not _is_timing(k)}, indent=1,
+                                                    default=str) + "\n")
         except OSError as exc:
             raise HubLabError(f"the index is built but writing {stats_out} failed: {exc.strerror or exc}") from None
 

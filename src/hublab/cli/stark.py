@@ -8,6 +8,7 @@ from typing import Any
 
 import typer
 
+from hublab.atomic import write_text_atomic
 from hublab.cli.app import app
 from hublab.errors import InputError
 
@@ -82,10 +83,9 @@ def eval_cmd(
     typer.echo(f"{retriever} on {resources.graph.name}/{split} ({report.n_queries} queries, {report.seconds:.1f}s): "
                + ", ".join(f"{k}={v:.4f}" for k, v in m.items()))
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps({"retriever": retriever, "params": params, "split": split,
-                                   "n_queries": report.n_queries, "metrics": m, "per_query": report.per_query},
-                                  indent=1), encoding="utf-8")
+        write_text_atomic(out, json.dumps({"retriever": retriever, "params": params, "split": split,
+                                           "n_queries": report.n_queries, "metrics": m, "per_query": report.per_query},
+                                          indent=1))
 
 
 @stark_app.command("synth")

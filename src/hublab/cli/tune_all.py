@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 
+from hublab.atomic import write_text_atomic
 from hublab.cli.app import LABEL_PREDICATE, TYPE_PREDICATE, app, call_settings, interrupt_message
 from hublab.cli.tune_checks import check_tune_inputs
 
@@ -72,8 +73,7 @@ def tune_all_cmd(
     table = markdown(outcomes)
     con.print(table, markup=False, highlight=False)
     if report is not None:
-        report.parent.mkdir(parents=True, exist_ok=True)
-        report.write_text(table)
+        write_text_atomic(report, table)
 
 
 def expected_work(st, dataset: str, methods: int, n_trials: int, limit: int | None, jobs: int) -> str:

@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 from rdflib import RDF, RDFS, Graph, Literal, Namespace, URIRef
 
-from hublab.atomic import atomic_path
+from hublab.atomic import atomic_path, write_text_atomic
 from hublab.errors import HubLabError
 from hublab.graph.base import KnowledgeGraph
 from hublab.graph.model import Knowledge, Triple
@@ -384,4 +384,4 @@ def _k_json(k: Knowledge) -> dict:
 
 
 def dump_export_json(kg: RdfKnowledgeGraph, path: str | Path) -> None:
-    Path(path).write_text(json.dumps(kg.to_export_json(), ensure_ascii=False, indent=1))
+    write_text_atomic(path, json.dumps(kg.to_export_json(), ensure_ascii=False, indent=1))

@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from hublab.atomic import atomic_path
+from hublab.atomic import atomic_path, write_text_atomic
 from hublab.config import ORKG_GRAPH
 from hublab.errors import InputError
 from hublab.graph.base import PAPER_TYPE
@@ -188,7 +188,7 @@ def write_provenance(root: str | Path, stage: str, info: dict[str, Any]) -> Path
     path.parent.mkdir(parents=True, exist_ok=True)
     rec = {"stage": stage, "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
            "root": str(Path(root).resolve()), "host": platform.node(), **info}
-    path.write_text(json.dumps(rec, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    write_text_atomic(path, json.dumps(rec, indent=2, ensure_ascii=False, default=str) + "\n")
     return path
 
 

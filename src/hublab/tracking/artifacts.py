@@ -143,17 +143,17 @@ def log_run_artifacts(cfg: PipelineConfig, records: list[dict[str, Any]], metric
     art = out_dir / "artifacts"
     art.mkdir(parents=True, exist_ok=True)
     write_csv(predictions_rows(cfg, records, chash, secrets), art / "predictions.csv")
-    (art / "pipeline.yaml").write_text(yaml.safe_dump(scrub_obj(cfg.to_dict(), secrets), sort_keys=False))
+    write_text_atomic(art / "pipeline.yaml", yaml.safe_dump(scrub_obj(cfg.to_dict(), secrets), sort_keys=False))
     if identity is not None:
-        (art / "run_identity.json").write_text(json.dumps(identity, indent=1, sort_keys=True))
-    (art / "metrics.json").write_text(json.dumps(metrics, indent=1, sort_keys=True))
+        write_text_atomic(art / "run_identity.json", json.dumps(identity, indent=1, sort_keys=True))
+    write_text_atomic(art / "metrics.json", json.dumps(metrics, indent=1, sort_keys=True))
     slice_rows = [{"field": f, "value": v, **m} for f, g in slices.items() for v, m in g.items()]
     if slice_rows:
         write_csv(slice_rows, art / "metrics_by_slice.csv")
         write_slice_table(slices, art / SLICE_TABLE)
     reference = thesis_reference(cfg, graph, settings)
     if reference:
-        (art / "thesis_reference.json").write_text(json.dumps(reference, indent=1))
+        write_text_atomic(art / "thesis_reference.json", json.dumps(reference, indent=1))
     scope = (identity or {}).get("scope", "full")
     _plots(art, metrics, slices, reference,
            f"{cfg.name} · {graph} · {dataset}" + ("" if scope == "full" else f" ({scope})"))
