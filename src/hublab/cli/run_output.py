@@ -127,7 +127,6 @@ def run_estimate(req):
     if uses_llm and tracking_problem(st.root) is None:
         bound_tracking_retries()
         measured = measured_tokens(cfg, req.graph, req.dataset, req.tracking_uri)
-    from hublab.reports.thesis import tokens_per_question
+    from hublab.reports.thesis import tokens_for
 
-    return estimate(cfg, min(n, req.limit) if req.limit else n, thesis_tokens=tokens_per_question(st),
-                    measured=measured)
+    return estimate(cfg, min(n, req.limit) if req.limit else n, thesis=tokens_for(st, cfg), measured=measured)

@@ -14,20 +14,6 @@ from typing import Any
 
 from hublab.llm.pricing import price_for
 
-#: thesis row (final_comparison_gv1.csv ``Config``) per retriever type; HubLink by its strategy and hub budget
-THESIS_ROW = {"difar": "DiFaR", "fidelis": "FiDeLiS", "mindmap": "Mindmap"}
-
-
-def thesis_row(cfg: Any) -> str | None:
-    """The thesis configuration a pipeline corresponds to, from its retriever type and parameters."""
-    if cfg.retriever_type == "hublink":
-        p = cfg.retriever_params
-        if p.get("use_topic_if_given", True):
-            return "HubLink (Traverse)"
-        return "HubLink (Fast)" if int(p.get("number_of_hubs", 30)) <= 10 else "HubLink (Direct)"
-    return THESIS_ROW.get(cfg.retriever_type)
-
-
 
 @dataclass(frozen=True)
 class Estimate:
@@ -60,12 +46,21 @@ class Estimate:
                 "counted in advance (the thesis reports tokens only)")
 
 
-def estimate(cfg: Any, n_questions: int, *, thesis_tokens: dict[str, float],
+def estimate(cfg: Any, n_questions: int, *, thesis: tuple[str | None, float | None] = (None, None),
              measured: float | None = None) -> Estimate:
-    """The run's estimate: its own measurement (``measured``: tokens per question of this configuration's last
-    run, looked up by the caller in the tracking store: :func:`hublab.tracking.run_lookup.measured_tokens`), else the
-    thesis's (``thesis_tokens``: per configuration of the final comparison, from
-    :func:`hublab.reports.thesis.tokens_per_question`)."""
+    """The run's estimate: its own measurement, else the thesis's.
+
+    Args:
+        cfg: the run's pipeline configuration.
+        n_questions: how many questions the run will answer.
+        thesis: the thesis's configuration this pipeline corresponds to and its tokens per question on GV1
+            (:func:`hublab.reports.thesis.tokens_for`), either None where the thesis has none.
+        measured: tokens per question of this configuration's last run, looked up by the caller in the tracking
+            store (:func:`hublab.tracking.run_lookup.measured_tokens`).
+
+    Returns:
+        The estimate, whose :meth:`Estimate.line` the run prints.
+    """
     from hublab.llm.endpoints import llm_endpoints
 
     eps = llm_endpoints(cfg)
@@ -79,7 +74,6 @@ def estimate(cfg: Any, n_questions: int, *, thesis_tokens: dict[str, float],
         return Estimate(n_questions, None, "", None, (0.0, 0.0))
     if measured is not None:
         return Estimate(n_questions, measured, "this configuration's last run", model, price)
-    row = thesis_row(cfg)
-    per_q = thesis_tokens.get(row) if row else None
+    row, per_q = thesis
     source = f"thesis, {row} on GV1" if per_q is not None else f"the thesis has no figure for {cfg.retriever_type}"
     return Estimate(n_questions, per_q, source, model, price)

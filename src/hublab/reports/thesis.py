@@ -12,6 +12,7 @@ one-graph report, whose rows say "Table 10.5"), and that table with HubLink on G
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from hublab.config import Settings
 from hublab.evaluation import thesis_tables
@@ -65,6 +66,30 @@ def run_reference(st: Settings, method: str, graph: str) -> dict[str, float]:
     """What a run's artifacts quote beside its metrics: Table 10.5's numbers for ``method`` on ``graph``'s variant;
     a dataset name stands for its graph (``reduced_gv1`` → GV1); ``{}`` where the thesis has none."""
     return Thesis.load(st, variant_table_only=True).number(method, st.graph_for_dataset(graph))
+
+
+#: the final comparison's configuration (final_comparison_gv1.csv ``Config``) of the other methods it reports
+FINAL_CONFIG = {"difar": "DiFaR", "fidelis": "FiDeLiS", "mindmap": "Mindmap"}
+
+
+def final_config(cfg: Any) -> str | None:
+    """The thesis's final-comparison configuration a pipeline corresponds to (HubLink by its strategy and hub
+    budget, unset parameters taking HubLink's defaults); None for a method the comparison does not report."""
+    if cfg.retriever_type == "hublink":
+        from hublab.retrievers.methods.hublink.params import HubLinkParams
+
+        default, p = HubLinkParams(), cfg.retriever_params
+        if p.get("use_topic_if_given", default.use_topic_if_given):
+            return "HubLink (Traverse)"
+        return "HubLink (Fast)" if int(p.get("number_of_hubs", default.number_of_hubs)) <= 10 else "HubLink (Direct)"
+    return FINAL_CONFIG.get(cfg.retriever_type)
+
+
+def tokens_for(st: Settings, cfg: Any) -> tuple[str | None, float | None]:
+    """``(final-comparison configuration, its LLM tokens per question on GV1)`` for the pipeline ``cfg``: what the
+    LLM estimate quotes before a configuration has a measurement of its own; either None where the thesis has none."""
+    row = final_config(cfg)
+    return row, (tokens_per_question(st).get(row) if row else None)
 
 
 def tokens_per_question(st: Settings) -> dict[str, float]:
