@@ -103,7 +103,8 @@ def test_a_failed_run_is_marked_in_compare_md_and_csv_and_names_are_escaped(tmp_
 
 
 def test_a_failed_run_is_marked_in_methods_md_csv_and_tex():
-    from hublab.experiment.comparison.default_vs_tuned import Row, add_statistics, csv_rows, latex, markdown
+    from hublab.experiment.comparison.default_vs_tuned import Row, csv_rows, latex, markdown
+    from hublab.experiment.comparison.statistics import add_statistics
 
     def row(method: str, maps: list[float], status: str = "") -> Row:
         per = {names.MAP_AT_10: maps, names.HITS_AT_10: [1.0 if v else 0.0 for v in maps]}

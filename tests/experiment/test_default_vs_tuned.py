@@ -90,7 +90,8 @@ def test_default_and_tuned_rows_with_intervals_p_values_chart_and_mlflow(project
 
 def test_best_row_and_p_values_per_graph_and_question_set():
     from hublab.evaluation import names
-    from hublab.experiment.comparison.default_vs_tuned import Row, add_statistics, markdown
+    from hublab.experiment.comparison.default_vs_tuned import Row, markdown
+    from hublab.experiment.comparison.statistics import add_statistics
 
     def row(method, graph, maps):
         per = {names.MAP_AT_10: maps, names.HITS_AT_10: [1.0 if v else 0.0 for v in maps]}
@@ -113,7 +114,8 @@ def test_tuned_row_is_tested_against_its_own_default():
     """Did tuning change anything beyond noise: each tuned row gets the paired test against its method's default
     on the same questions (hand-computed exact test: d = (1, .5, 0, 1) -> p = 0.25); default rows get none."""
     from hublab.evaluation import names
-    from hublab.experiment.comparison.default_vs_tuned import Row, add_statistics, csv_rows, markdown
+    from hublab.experiment.comparison.default_vs_tuned import Row, csv_rows, markdown
+    from hublab.experiment.comparison.statistics import add_statistics
 
     def row(method, config, maps):
         per = {names.MAP_AT_10: maps, names.HITS_AT_10: [1.0 if v else 0.0 for v in maps]}

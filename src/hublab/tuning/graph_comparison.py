@@ -25,6 +25,7 @@ from hublab.datasets.split import Split, fixed_split, make_split, subset, write_
 from hublab.errors import InputError
 from hublab.experiment.comparison import default_vs_tuned as dvt
 from hublab.experiment.comparison.display import display_name
+from hublab.experiment.comparison.statistics import add_statistics
 from hublab.reports import tables
 from hublab.tuning.fair import DEFAULT_BOUND, DEFAULT_SEED, MethodOutcome, TuneAllRequest, tune_all
 
@@ -242,7 +243,7 @@ def _score(req: CompareRequest, st: Settings, pipelines: list[Path], files: list
         for (method, config, i), records in per_fold.items():
             rows.append(_row(method, config, graph_name, f"fold{i}", records, meta[(method, config)],
                              run_failed.get((method, config))))
-    dvt.add_statistics(rows)
+    add_statistics(rows)
     return rows, failed
 
 
