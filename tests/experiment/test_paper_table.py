@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from hublab.evaluation.significance import difference, holm
 from hublab.experiment.comparison.display import display_name, p_text
-from hublab.experiment.comparison.statistics import difference, holm
 from hublab.reports import tables
 
 

@@ -283,8 +283,7 @@ def _titles(graph: str, split: Split) -> dict[tuple[str, str], str]:
 def caption(split: Split, req: CompareRequest, graph: str, failed: list[str]) -> str:
     """What the tables show, in words: the split and how many questions each number rests on, the budget, the
     statistics; failed or partial runs named first."""
-    from hublab.evaluation.significance import ALPHA, TEST_NAME
-    from hublab.experiment.comparison.statistics import CORRECTION
+    from hublab.evaluation.significance import ALPHA, CORRECTION, TEST_NAME
 
     warn = ""
     if failed:

@@ -8,11 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hublab.evaluation import names
-from hublab.evaluation.significance import TEST_NAME
+from hublab.evaluation.significance import CORRECTION, TEST_NAME
 from hublab.experiment.comparison._dvt_rows import BOUND, CI_METRICS, DIFF, EXPERIMENT, ROUND, TUNING_SET, Row, title
 from hublab.experiment.comparison._dvt_tables import diff_text, p_vs_best_text
 from hublab.experiment.comparison.display import display_name
-from hublab.experiment.comparison.statistics import CORRECTION
 
 if TYPE_CHECKING:  # the tracking layer's MLflow imports load when a comparison is logged
     from hublab.tracking.comparison_runs import ChildRun, Logged

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from hublab.evaluation import names
-from hublab.evaluation.significance import ALPHA, TEST_NAME
+from hublab.evaluation.significance import ALPHA, CORRECTION, TEST_NAME
 from hublab.experiment.comparison._dvt_rows import (
     BOUND,
     CI_METRICS,
@@ -26,7 +26,6 @@ from hublab.experiment.comparison._dvt_rows import (
     title,
 )
 from hublab.experiment.comparison.display import display_name, p_text
-from hublab.experiment.comparison.statistics import CORRECTION
 from hublab.reports import tables
 
 PLOT_FIELDS = ("method_config", TEST_METRIC, names.HITS_AT_10)  # the DVC plots' data (dvc.yaml: compare.plots)

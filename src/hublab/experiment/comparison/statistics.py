@@ -1,48 +1,17 @@
-"""The comparison tables' statistics beyond one row's interval: the difference of a row from the best row with its
-paired bootstrap interval, and Holm's step-down correction of a table's p-values (a table compares many rows with the
-best at once: uncorrected, one in twenty equal rows would look different at 0.05); :func:`add_statistics` applies
-them, with the intervals and paired tests, to the default-vs-tuned comparison's rows."""
+"""The comparison tables' statistics: :func:`add_statistics` gives each row of the default-vs-tuned comparison its
+intervals, its difference from the best row with the paired interval, and its paired test, Holm-corrected across the
+table (the primitives are :mod:`hublab.evaluation.significance`'s: one statistics module)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from hublab.evaluation import names
-from hublab.evaluation.significance import bootstrap_ci, paired_p_value
+from hublab.evaluation.significance import bootstrap_ci, difference, holm, paired_p_value
 from hublab.experiment.comparison._dvt_rows import CI_METRICS, TEST_METRIC, groups
 
 if TYPE_CHECKING:
     from hublab.experiment.comparison._dvt_rows import Row
-
-#: how the p-values of one table are corrected, as the captions say it
-CORRECTION = "Holm's step-down correction across the rows of each table"
-
-
-def difference(a: Sequence[float], b: Sequence[float]) -> tuple[float, tuple[float, float]]:
-    """mean(a) - mean(b) over the same questions and its 95% paired bootstrap interval (the percentile bootstrap
-    of the per-question differences: the questions are resampled, each keeping both systems' scores)."""
-    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if x.shape != y.shape:
-        raise ValueError(f"paired samples differ in length: {x.size} vs {y.size}")
-    d = x - y
-    return float(np.mean(d)) if d.size else float("nan"), bootstrap_ci(d)
-
-
-def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm-adjusted p-values, in the input's order: the i-th smallest of m is multiplied by m - i + 1, made
-    monotone along the sorted order, capped at 1 (Holm 1979; the family-wise error rate stays at alpha)."""
-    p = np.asarray(p_values, dtype=float)
-    m = p.size
-    if m == 0:
-        return []
-    order = np.argsort(p, kind="stable")
-    scaled = np.minimum(1.0, (m - np.arange(m)) * p[order])
-    adjusted = np.empty(m)
-    adjusted[order] = np.maximum.accumulate(scaled)
-    return [float(v) for v in adjusted]
 
 
 def add_statistics(rows: list[Row]) -> None:
