@@ -1,16 +1,21 @@
 """A damaged Milvus Lite index found from its files, before the Lite engine opens it (which ends in library
 tracebacks, or in a misleading "is another process using it?"): shared by the CLI's pre-check (which names the
 pipeline and graph to rebuild) and the store itself (every command that opens a Lite file). Also the index sidecars
-the engine cannot read back (``torn_sidecars``): derived data, which the store removes when a load fails on them."""
+the engine cannot read back (``torn_sidecars``): derived data, which the store removes when a load fails on them
+(``load_lite``)."""
 
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
+from typing import Any
 
 #: Index sidecars: what Milvus Lite derives from each data file (segment) per indexed field and keeps beside it,
 #: ``partitions/<partition>/indexes/<segment>.<field>.<index type>.idx`` (``.sidx`` for a scalar index).
 SIDECAR_SUFFIXES = (".idx", ".sidx")
+#: The store's logger: a repaired load is the store's warning, said by the store's module name.
+_LOG = logging.getLogger("hublab.vectorstore.milvus")
 
 
 def lite_damage(db: Path) -> tuple[Path, str] | None:
@@ -51,6 +56,38 @@ def torn_sidecars(db: Path, collection: str) -> list[Path]:
     root = db / "collections" / collection / "partitions"
     return [p for p in sorted(root.glob("*/indexes/*"))
             if p.suffix in SIDECAR_SUFFIXES and p.is_file() and not _readable_sidecar(p)]
+
+
+def load_lite(client: Any, uri: str, name: str) -> None:
+    """Load collection ``name`` of the Milvus Lite index ``uri`` through its open ``client``. Loading is where the
+    Lite engine finds what its files cannot show from outside: one line naming the index and how to rebuild it, not
+    pymilvus's traceback. Except for index sidecars it cannot read (``torn_sidecars``: derived data, torn by a
+    process killed while the engine wrote them): those are removed with one warning and the load tried once more,
+    the engine building them again from the collection's data files (which, like its manifest and WAL, are never
+    touched here)."""
+    from hublab.vectorstore.base import DamagedIndex  # NumPy: not for the CLI's pre-check, which imports this module
+
+    try:
+        client.load_collection(name)
+        return
+    except Exception as exc:  # noqa: BLE001 - pymilvus's MilvusException, whatever the engine found
+        failed = exc
+    torn = torn_sidecars(Path(uri), name)
+    if torn:
+        for path in torn:
+            path.unlink(missing_ok=True)
+        _LOG.warning(
+            "warning: collection %s: removed %d torn index sidecar file(s) of the Milvus Lite index %s (empty or "
+            "cut short; derived data, which the engine builds again from the collection's data files): %s",
+            name, len(torn), uri, ", ".join(map(str, torn)))
+        try:
+            client.load_collection(name)
+            return
+        except Exception as exc:  # noqa: BLE001 - as above
+            failed = exc
+    said = " ".join(str(getattr(failed, "message", None) or failed).split())[:300]
+    where, what = f"collection {name}", f"cannot be loaded ({said})"
+    raise DamagedIndex(damaged_message(uri, where, what), where, what) from None
 
 
 def _readable_sidecar(path: Path) -> bool:
