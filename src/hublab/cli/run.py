@@ -108,20 +108,25 @@ def run_cmd(
     try:
         s = run_experiment(req)
     except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM or SIGHUP (hublab.signals)
-        # the runner ended the MLflow run KILLED and kept the checkpoint: say how to go on, not just "Aborted!"
-        from hublab.signals import describe
-
-        what, code = describe(exc)
-        how = ("rerun the same command to resume: the questions already answered are kept in the run's checkpoint "
-               "(outputs/runs/) and are not asked again" if resume else
-               "rerun it without --no-resume to resume from the questions already answered (outputs/runs/)")
-        print(f"interrupted ({what}): the MLflow run (if it had started) is marked KILLED; {how}", file=sys.stderr)
-        raise typer.Exit(code) from None
+        raise _interrupted(exc, resume) from None
     con = print_summary(req, s, as_json, per_question)
     write_outputs(s, output, report_dir, con)
     if s.failed:
         con.print(f"[red]run FAILED[/red]: {s.failure_reason}")
         raise typer.Exit(s.exit_code)
+
+
+def _interrupted(exc: KeyboardInterrupt, resume: bool) -> typer.Exit:
+    """The exit of an interrupted run, after one line on stderr: the runner ended the MLflow run KILLED and kept the
+    checkpoint, so it says how to go on, not just "Aborted!"."""
+    from hublab.signals import describe
+
+    what, code = describe(exc)
+    how = ("rerun the same command to resume: the questions already answered are kept in the run's checkpoint "
+           "(outputs/runs/) and are not asked again" if resume else
+           "rerun it without --no-resume to resume from the questions already answered (outputs/runs/)")
+    print(f"interrupted ({what}): the MLflow run (if it had started) is marked KILLED; {how}", file=sys.stderr)
+    return typer.Exit(code)
 
 
 def check_search_space(cfg) -> None:

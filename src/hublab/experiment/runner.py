@@ -8,30 +8,26 @@ or the checkpoint are touched; degradation (LLM errors, retries, fall-backs, ove
 per question and per run, and a run whose failure share exceeds ``evaluation.max_failure_share`` ends FAILED
 (checkpoint kept for resume) with ``RunSummary.exit_code`` 1.
 
-What to run comes in one :class:`~hublab.experiment.request.RunRequest`; a question is answered in
-``question.py``, budgets judged in ``budget.py``, generation metrics computed in ``generation.py``.
+What to run comes in one :class:`~hublab.experiment.request.RunRequest`; the questions are gone through in
+``_answering.py``, a question is answered in ``question.py``, budgets judged in ``budget.py``, generation metrics
+computed in ``generation.py``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import random
 import time
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-from hublab import observability
 from hublab.datasets.catalog import check_golden_ids, is_dataset_file, load_dataset, resolve_statements
 from hublab.datasets.model import QAPair
 from hublab.env import release_heap, settle_heap
 from hublab.errors import InputError
 from hublab.experiment import question
+from hublab.experiment._answering import Answered, DeferredRun, OnQuestion, Plan, answer_pending, in_order
 from hublab.experiment.aggregate import aggregate_records, slice_metrics
 from hublab.experiment.budget import budgets, failure
 from hublab.experiment.checkpoint import Checkpoint, RunLock, run_owner
@@ -44,14 +40,9 @@ from hublab.pipeline.hub_types import apply_hub_types, refuse_empty_hub_types
 from hublab.pipeline.pipeline import build_pipeline
 from hublab.pipeline.resources import graph_source, load_graph
 from hublab.pipeline.validate import name_problem
-from hublab.tracking.carbon import CarbonTracker
 from hublab.tracking.recorder import RunRecorder
 
 log = logging.getLogger(__name__)
-#: ``(done, total, partial metrics, the answer's record)`` after each question; True stops the run (a pruned trial).
-#: The partial metrics are a function, computed only when called: aggregating every finished record after every
-#: question is quadratic in the questions, and a per-question pruner never needs it
-OnQuestion = Callable[[int, int, Callable[[], dict[str, float]], dict[str, Any]], bool]
 
 
 @dataclass
@@ -84,26 +75,6 @@ class RunSummary:
         return 1 if self.failed else 0
 
 
-@dataclass(frozen=True)
-class _Plan:
-    """The questions this run covers, the rank cut-off k and the budgets: read and checked before the lock."""
-
-    pairs: list[QAPair]
-    k: int
-    limits: dict[str, float | None]
-
-
-@dataclass
-class _Answered:
-    """What the question loop leaves: every finished record by key, and why it stopped early (if it did)."""
-
-    finished: dict[str, dict[str, Any]]
-    stopped: bool = False
-    budget_hit: bool = False
-    carbon: Any = None
-    session_carbon: Any = None
-
-
 def run_experiment(request: RunRequest | PipelineConfig, graph: str | None = None, dataset: str | None = None, *,
                    on_question: OnQuestion | None = None, **options: Any) -> RunSummary:
     """Run ``request`` (resumable) and log it as one MLflow run. ``on_question(done, total, partial_metrics)``
@@ -129,8 +100,8 @@ def _run(req: RunRequest, on_question: OnQuestion | None) -> RunSummary:
         if req.limit <= 0:
             raise InputError("--limit must be positive", field="--limit")
         pairs = pairs[:req.limit]
-    plan = _Plan(pairs, int(req.cfg.evaluation.get("k", 10)),
-                 budgets(req.cfg, req.question_timeout_s, req.run_timeout_s, req.max_failure_share))
+    plan = Plan(pairs, int(req.cfg.evaluation.get("k", 10)),
+                budgets(req.cfg, req.question_timeout_s, req.run_timeout_s, req.max_failure_share))
     st = req.settings
     src = graph_source(req.graph, st)
     # the hub types as every door decides them (--hub-type, else the graph's declared ones), before the run's identity
@@ -207,7 +178,7 @@ def _remove_if_only_lock(run_dir: Path) -> None:
         pass
 
 
-def _run_locked(req: RunRequest, plan: _Plan, ident: RunIdentity, ckpt: Checkpoint,
+def _run_locked(req: RunRequest, plan: Plan, ident: RunIdentity, ckpt: Checkpoint,
                 on_question: OnQuestion | None, dataset_input: tuple[list[QAPair], Path]) -> RunSummary:
     pairs = plan.pairs
     done = ckpt.load() if req.resume else {}
@@ -245,47 +216,17 @@ def _run_locked(req: RunRequest, plan: _Plan, ident: RunIdentity, ckpt: Checkpoi
             _log_start(req, rec, ident, pipeline, dataset_input=dataset_input)
         return rec
 
-    run = _DeferredRun(open_run)
+    run = DeferredRun(open_run)
     with run.ending_on_error():
         t_start = time.perf_counter()  # the run budget and the session's runtime start here (less MLflow's set-up)
         if not pending:
             run.get()
-        answered = _answer_pending(req, run, pipeline, plan, order, done, ckpt, t_start, on_question)
+        answered = answer_pending(req, run, pipeline, plan, order, done, ckpt, t_start, on_question)
         summary = _finish(req, run.get(), plan, ident, ckpt, answered, n_done_before=len(done),
                           pending=bool(pending), t_start=t_start + run.open_s, index_build_s=index_build_s,
                           tracking_open_s=run.open_s if pending else None)
     run.get().end("FAILED" if summary.failed else "FINISHED")
     return summary
-
-
-class _DeferredRun:
-    """The run's MLflow recorder, opened once a first question is answered: MLflow's imports and its
-    store's schema check (~2 s on a 2-core machine) no longer stand between ``hublab run`` and its first question.
-    The opening is timed apart (``open_s``): never part of a question's runtime, the session's or the run budget.
-    A first question's trace is kept as data meanwhile (``observability.SpanBuffer``) and written into the run
-    after, with its own times; its checkpoint line follows, as every question's follows its stored trace."""
-
-    def __init__(self, open_run: Callable[[], RunRecorder]) -> None:
-        self._open_run = open_run
-        self.rec: RunRecorder | None = None
-        self.open_s = 0.0
-
-    def get(self) -> RunRecorder:
-        if self.rec is None:
-            t0 = time.perf_counter()
-            self.rec = self._open_run()
-            self.open_s = time.perf_counter() - t0
-        return self.rec
-
-    @contextlib.contextmanager
-    def ending_on_error(self) -> Iterator[None]:
-        """An exception ends the run, once it is open (KILLED on Ctrl-C, else FAILED), before it propagates."""
-        try:
-            yield
-        except BaseException as exc:
-            if self.rec is not None:
-                self.rec.end("KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED")
-            raise
 
 
 def _log_start(req: RunRequest, rec: RunRecorder, ident: RunIdentity, pipeline: Any, *,
@@ -305,98 +246,19 @@ def _log_start(req: RunRequest, rec: RunRecorder, ident: RunIdentity, pipeline: 
         rec.best_effort("registering the prompts", rec.register_prompts)
 
 
-def _answer_pending(req: RunRequest, run: _DeferredRun, pipeline: Any, plan: _Plan,
-                    order: list[tuple[int, QAPair]], done: dict[str, dict[str, Any]], ckpt: Checkpoint,
-                    t_start: float, on_question: OnQuestion | None) -> _Answered:
-    """The questions not finished yet, in ``order``, each checkpointed as it ends (after its trace is stored); the
-    MLflow run opens after the first (``_DeferredRun``). Stops when the run budget runs out or ``on_question`` says
-    so. Carbon is measured per question and for the whole session.
-
-    ``on_question`` sees every question in ``order``, a finished one (from the checkpoint) with its stored record,
-    as a fresh run would show it: a pruned trial run again (the same configuration in a later study, a rerun after
-    a crash) is pruned where it was, so a study's decisions never depend on what this machine had checkpointed."""
-    pairs, limits = plan.pairs, plan.limits
-    pending = [(i, p) for i, p in order if question.record_key(i, p) not in done]
-    out = _Answered(dict(done))
-    seen: dict[str, dict[str, Any]] = {}  # the questions of ``order`` gone through so far, finished or answered
-    if pending:
-        out.carbon = CarbonTracker(str(req.settings.section("tracking").get("country_iso_code", "DEU")),
-                                   enabled=req.track_carbon, output_dir=str(ckpt.dir))
-    traced = req.trace and bool(pending)
-    buffer = observability.SpanBuffer() if traced else None
-    tracer = None
-    try:
-        # on stderr: stdout is the command's result (``--json``: a comparison's JSON was preceded by the bars)
-        with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                      TimeRemainingColumn(), disable=not req.progress, console=Console(stderr=True)) as bar, \
-                contextlib.ExitStack() as tracing:
-            if buffer is not None:
-                tracing.enter_context(observability.installed(buffer))
-            task = bar.add_task(f"{req.cfg.name} on {req.dataset}", total=len(pairs),
-                                completed=len(pairs) - len(pending))
-            run_budget = limits["run_timeout_s"]
-            unsaved: list[dict[str, Any]] = []  # answered, checkpointed once their traces are stored
-            try:
-                for i, p in (order if on_question is not None else pending):
-                    key = question.record_key(i, p)
-                    if key in done:  # finished before: shown to on_question as it was answered, not answered again
-                        seen[key] = done[key]
-                        if on_question(len(seen), len(pairs),
-                                       lambda seen=seen: aggregate_records(_in_order(pairs, seen)), done[key]):
-                            out.stopped = True
-                            break
-                        continue
-                    if run_budget is not None and time.perf_counter() - t_start - run.open_s > run_budget:
-                        out.budget_hit = True
-                        break
-                    answer = question.run_question(pipeline, out.carbon, i, p, plan.k, secrets=req.secrets,
-                                                   question_timeout_s=limits["question_timeout_s"])
-                    out.finished[answer["key"]] = answer
-                    unsaved.append(answer)
-                    if run.rec is None:
-                        rec = run.get()
-                        if buffer is not None:
-                            tracer = tracing.enter_context(rec.tracer(enabled=True))
-                            tracer.replay(buffer.take())
-                    stored = len(unsaved) - (tracer.unstored() if tracer is not None else 0)
-                    unsaved = _checkpoint(ckpt, unsaved, max(0, stored))
-                    bar.advance(task)
-                    seen[answer["key"]] = answer
-                    if on_question is not None:
-                        if on_question(len(seen), len(pairs),
-                                       lambda seen=seen: aggregate_records(_in_order(pairs, seen)), answer):
-                            out.stopped = True
-                            break
-            finally:  # also on Ctrl-C: every answer kept, after its trace (one only kept as data is lost with it)
-                if unsaved and tracer is not None:
-                    tracer.persist()
-                _checkpoint(ckpt, unsaved, len(unsaved) - (len(buffer.traces) if buffer is not None else 0))
-    finally:
-        if out.carbon is not None:
-            out.session_carbon = out.carbon.close()
-    return out
-
-
-def _checkpoint(ckpt: Checkpoint, answers: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
-    """Append the first ``n`` answers to the checkpoint; return the rest."""
-    for answer in answers[:n]:
-        ckpt.append(answer)
-    return answers[n:]
-
-
-def _finish(req: RunRequest, rec: RunRecorder, plan: _Plan, ident: RunIdentity, ckpt: Checkpoint,
-            answered: _Answered, *, n_done_before: int, pending: bool, t_start: float,
+def _finish(req: RunRequest, rec: RunRecorder, plan: Plan, ident: RunIdentity, ckpt: Checkpoint,
+            answered: Answered, *, n_done_before: int, pending: bool, t_start: float,
             index_build_s: float | None = None, tracking_open_s: float | None = None) -> RunSummary:
     """Generation metrics, run metrics, slices, verdict and artifacts of the records so far, logged to the run."""
     pairs, finished, stopped = plan.pairs, answered.finished, answered.stopped
-    records = _in_order(pairs, finished)
+    records = in_order(pairs, finished)
     skipped = {} if (stopped or answered.budget_hit) else generation_metrics(req.cfg, records, req.settings)
     if not stopped and any(r.get("generation_done") for r in records):
         ckpt.rewrite(list(finished.values()))
     metrics = aggregate_records(records)
     if index_build_s is not None:
         metrics["index_build_s"] = index_build_s
-    if tracking_open_s is not None:  # opening the MLflow run after the first question (``_DeferredRun``)
+    if tracking_open_s is not None:  # opening the MLflow run after the first question (``DeferredRun``)
         metrics["tracking_open_s"] = tracking_open_s
     session = answered.session_carbon
     if session is not None and pending:
@@ -417,15 +279,11 @@ def _finish(req: RunRequest, rec: RunRecorder, plan: _Plan, ident: RunIdentity, 
         rec.set_tags({"hublab.failure": reason})
     if req.log_artifacts and not stopped:
         rec.log_artifacts(records, metrics, slices, ckpt.dir, ident.as_dict())
-    return RunSummary(metrics, rec.run_id, req.config_hash, len(records), time.perf_counter() - t_start,
-                      records, stopped, str(ckpt.dir), skipped, ident.as_dict(), ident.scope, failed, reason,
-                      index_build_s, rec.experiment_id)
-
-
-def _in_order(pairs: list[QAPair], finished: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """The finished records, in the dataset's order."""
-    keys = (question.record_key(i, p) for i, p in enumerate(pairs))
-    return [finished[k] for k in keys if k in finished]
+    return RunSummary(metrics=metrics, run_id=rec.run_id, config_hash=req.config_hash, n_questions=len(records),
+                      runtime_s=time.perf_counter() - t_start, per_question=records, stopped=stopped,
+                      output_dir=str(ckpt.dir), skipped_metrics=skipped, identity=ident.as_dict(),
+                      scope=ident.scope, failed=failed, failure_reason=reason, index_build_s=index_build_s,
+                      experiment_id=rec.experiment_id)
 
 
 def _has_llm(pipeline: Any) -> bool:

@@ -18,7 +18,8 @@ row to it.
 PATHTOTEXT: with ``llm_path_text`` and a real LLM, each path is verbalised by the LLM (the thesis's Alg. 6),
 in parallel, and the text is cached on disk by (model, prompt version, path hash), so it is paid once per path
 and graph version; the model and prompt version are part of the index fingerprint, so changing them (or
-switching ``llm_path_text``) builds a new collection. Otherwise (the LLM-free default) the template verbaliser.
+switching ``llm_path_text``) builds a new collection. Otherwise (the LLM-free default) the template verbaliser
+(``_path_text.py``).
 """
 
 from __future__ import annotations
@@ -27,9 +28,7 @@ import hashlib
 import json
 import logging
 import os
-import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,8 +39,9 @@ from hublab.graph.base import KnowledgeGraph
 from hublab.graph.model import Triple
 from hublab.llm.base import LLM, llm_free
 from hublab.retrievers.methods.hublink import prompts
-from hublab.retrievers.methods.hublink.hubs import HubDetector, HubPath, all_hub_roots, hub_paths, path_hash
-from hublab.retrievers.methods.hublink.text import ask, path_to_text, readable, triple_text
+from hublab.retrievers.methods.hublink._path_text import PathTexts
+from hublab.retrievers.methods.hublink.hubs import HubDetector, HubPath, all_hub_roots, hub_paths
+from hublab.retrievers.methods.hublink.text import triple_text
 from hublab.vectorstore.base import DamagedIndex, VectorStore
 
 LEVELS = ("path", "triple", "entity", "predicate")
@@ -91,11 +91,8 @@ class HubIndex:
         self._paths: dict[str, dict[str, Any]] | None = None
         self._hub_paths_loaded: set[str] = set()
         self._by_hub: dict[str, dict[str, dict[str, Any]]] = {}  # hub_root -> path_hash -> record (same objects)
-        self.llm_path_text = settings.llm_path_text and not llm_free(llm)
-        key = hashlib.sha256(f"{getattr(llm, 'model', '')}|{prompts.PATH_TO_TEXT_VERSION}".encode()).hexdigest()[:12]
-        self.text_cache_path = manifest_dir / f"hublink_pathtext_{key}.json"
-        self._text_cache: dict[str, str] | None = None
-        self._text_lock = threading.Lock()
+        self.path_texts = PathTexts(llm, settings.llm_path_text, manifest_dir, workers=self.workers)
+        self.llm_path_text = self.path_texts.enabled
 
     # ---------------- manifest ----------------
     def _read_manifest(self) -> dict[str, Any]:
@@ -183,60 +180,19 @@ class HubIndex:
     def is_built(self) -> bool:
         return self.build_state() is None
 
-    # ---------------- build ----------------
-    # ---------------- PATHTOTEXT ----------------
-    def _cache(self) -> dict[str, str]:
-        if self._text_cache is None:
-            try:
-                self._text_cache = json.loads(self.text_cache_path.read_text()) if self.text_cache_path.exists() else {}
-            except (OSError, json.JSONDecodeError):
-                self._text_cache = {}
-        return self._text_cache
+    # ---------------- PATHTOTEXT (``PathTexts``) ----------------
+    def path_text(self, triples: tuple[Triple, ...] | list[Triple]) -> tuple[str, str | None]:
+        """PATHTOTEXT for one path (:meth:`PathTexts.text`): the answer step shares the index's text cache."""
+        return self.path_texts.text(triples)
 
     def save_text_cache(self) -> None:
-        """Persist the LLM path texts (no-op without LLM PATHTOTEXT)."""
-        if self._text_cache is None or not self.llm_path_text:
-            return
-        with self._text_lock:
-            blob = json.dumps(self._text_cache)
-        write_text_atomic(self.text_cache_path, blob)
+        self.path_texts.save()
 
-    def path_text(self, triples: tuple[Triple, ...] | list[Triple]) -> tuple[str, str | None]:
-        """PATHTOTEXT for one triple path: (text, fallback reason or None). LLM texts are cached by path hash;
-        a failed or empty LLM answer gives the template text (not cached, so a later run retries it)."""
-        if not triples:
-            return "", None
-        if not self.llm_path_text:
-            return path_to_text(triples), None
-        h = path_hash(triples)
-        cache = self._cache()
-        with self._text_lock:
-            hit = cache.get(h)
-        if hit:
-            return hit, None
-        r = ask(self.llm, prompts.PATH_TO_TEXT.format(path="\n".join(readable(t) for t in triples)),
-                              max_tokens=192)  # one or two sentences per path
-        text = (r.text or "").strip() if r.error is None else ""
-        if not text:
-            return path_to_text(triples), str(r.error or "empty response")
-        with self._text_lock:
-            cache[h] = text
-        return text, None
-
-    def _path_texts(self, paths: list[HubPath]) -> tuple[list[str], int]:
-        if not self.llm_path_text or len(paths) <= 1:
-            out = [self.path_text(p.triples) for p in paths]
-        else:
-            with ThreadPoolExecutor(max_workers=self.workers) as pool:
-                out = list(pool.map(lambda p: self.path_text(p.triples), paths))
-        if self.llm_path_text:
-            self.save_text_cache()
-        return [t for t, _ in out], sum(1 for _, f in out if f)
-
+    # ---------------- build ----------------
     def _rows(self, paths: list[HubPath], gen: str) -> tuple[list[str], list[dict[str, Any]], int]:
         texts: list[str] = []
         rows: list[dict[str, Any]] = []
-        ptexts, n_fallbacks = self._path_texts(paths)
+        ptexts, n_fallbacks = self.path_texts.texts(paths)
         for p, ptext in zip(paths, ptexts, strict=True):
             h = p.hash
             base = {"hub_root": p.root, "path_hash": h, "gen": gen}
@@ -256,26 +212,6 @@ class HubIndex:
                     row["triples"] = json.dumps(p.rendered())
                 rows.append(row)
         return texts, rows, n_fallbacks
-
-    def _llm_text_todo(self, changed: list[str], current: dict[str, list[HubPath]]) -> dict[str, int]:
-        """hub -> the LLM PATHTOTEXT calls indexing it will make (paths of more than zero triples whose text is not
-        cached; a path shared by two hubs counted once); empty without LLM path texts."""
-        if not self.llm_path_text or not changed:
-            return {}
-        cache = self._cache()
-        seen: set[str] = set()
-        out: dict[str, int] = {}
-        for r in changed:
-            n = 0
-            for p in current[r]:
-                if not p.triples:
-                    continue
-                h = path_hash(p.triples)
-                if h not in cache and h not in seen:
-                    seen.add(h)
-                    n += 1
-            out[r] = n
-        return out
 
     def build(self, *, progress: bool = True, batch_hubs: int | None = None) -> dict[str, Any]:
         """Index new/changed hubs in batches of ``batch_hubs`` (default ``$HUBLAB_INDEX_BATCH_HUBS`` or 64); each
@@ -316,7 +252,7 @@ class HubIndex:
         if not changed and not removed:
             up_to_date(progress, f"HubLink index {self.collection}: {len(roots)} hubs",
                        f"{self.manifest_path.parent}")
-        llm_todo = self._llm_text_todo(changed, current)  # the PATHTOTEXT calls this build will make
+        llm_todo = self.path_texts.llm_calls_todo(changed, current)  # the PATHTOTEXT calls this build will make
         with build_bar(progress and bool(changed), f"HubLink index {self.collection}", len(changed), unit="hubs",
                        llm_calls=sum(llm_todo.values())) as advance:
             for i in range(0, len(changed), batch_hubs):
