@@ -50,6 +50,7 @@ def main() -> None:
 
         has_trace = "trace" in inspect.signature(RunRequest).parameters
     except ImportError:
+        RunRequest = None  # type: ignore[assignment,misc]
         has_trace = "trace" in inspect.signature(run_experiment).parameters
     print(f"hublab from {Path(hublab.__file__).parent}; tracing support: {has_trace}", file=sys.stderr)
 
@@ -58,8 +59,12 @@ def main() -> None:
         if mode == "trace" and not has_trace:
             raise SystemExit("this checkout has no tracing")
         t0 = time.perf_counter()
-        s = run_experiment(cfg, "gv3_orkg", "gv3_orkg", limit=limit, experiment=experiment, resume=False,
-                           progress=False, track_carbon=False, **kw)
+        options = {"limit": limit, "experiment": experiment, "resume": False, "progress": False,
+                   "track_carbon": False, **kw}
+        if RunRequest is None:  # an older checkout: run_experiment's own parameters were the only form
+            s = run_experiment(cfg, "gv3_orkg", "gv3_orkg", **options)
+        else:
+            s = run_experiment(RunRequest.build(cfg, "gv3_orkg", "gv3_orkg", **options))
         return time.perf_counter() - t0, [r["runtime"] for r in s.per_question if r.get("runtime") is not None]
 
     once("no-trace", 1, "bench-tracing-warmup")

@@ -56,12 +56,13 @@ def project(tmp_path: Path, shared: Path, gv3_orkg_graph, monkeypatch) -> Path:
 def test_index_build_is_timed_apart_from_the_questions(project: Path):
     from mlflow.tracking import MlflowClient
 
+    from hublab.experiment.request import RunRequest
     from hublab.experiment.runner import run_experiment
     from hublab.pipeline.config import PipelineConfig
     from hublab.tracking.mlflow_log import tracking_uri
 
     cfg = PipelineConfig.from_dict({"name": "lazy", "retriever": {"type": "lazy_index_probe"}})
-    s = run_experiment(cfg, "gv3_orkg", "gv3_orkg", track_carbon=False, progress=False, trace=False)
+    s = run_experiment(RunRequest.build(cfg, "gv3_orkg", "gv3_orkg", track_carbon=False, progress=False, trace=False))
     assert s.n_questions == 3 and s.metrics["index_build_s"] >= BUILD_S
     assert s.index_build_s == s.metrics["index_build_s"]
     assert max(r["runtime"] for r in s.per_question) < BUILD_S  # no question paid for the build

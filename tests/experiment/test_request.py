@@ -41,5 +41,19 @@ def test_a_request_is_frozen_and_passed_whole(tmp_path: Path):
         req.limit = 5  # type: ignore[misc]
     with pytest.raises(TypeError, match="takes everything from the RunRequest"):
         run_experiment(req, limit=5)
-    with pytest.raises(TypeError, match="needs the graph and the dataset"):
+    with pytest.raises(TypeError, match="needs the graph and the dataset"), pytest.warns(DeprecationWarning):
         run_experiment(_cfg(), "gv3_orkg")
+
+
+def test_the_legacy_call_form_warns_and_runs_the_request_it_builds(tmp_path: Path, monkeypatch):
+    """``run_experiment(cfg, graph, dataset, **options)`` still runs, the same request ``RunRequest.build`` makes,
+    and says so at the caller's line."""
+    from hublab.experiment import runner
+
+    ran: list[RunRequest] = []
+    monkeypatch.setattr(runner, "_run", lambda req, on_question: ran.append(req))
+    st = Settings(tmp_path, {})
+    with pytest.warns(DeprecationWarning, match=r"RunRequest\.build\(cfg, graph, dataset") as caught:
+        run_experiment(_cfg(), "gv3_orkg", "gv3_orkg", settings=st, limit=2)
+    assert caught[0].filename == __file__
+    assert ran == [RunRequest.build(_cfg(), "gv3_orkg", "gv3_orkg", settings=st, limit=2)]

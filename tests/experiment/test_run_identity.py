@@ -61,11 +61,12 @@ def _client(root: Path):
 
 @pytest.mark.slow  # a whole CLI run with its MLflow store: full tier
 def test_limit_and_inputs_change_the_run_identity(project: Path):
+    from hublab.experiment.request import RunRequest
     from hublab.experiment.runner import run_experiment
 
     cfg = _fixed(project)
-    full = run_experiment(cfg, "gv3_orkg", "gv3_orkg", track_carbon=False, progress=False)
-    short = run_experiment(cfg, "gv3_orkg", "gv3_orkg", limit=2, track_carbon=False, progress=False)
+    full = run_experiment(RunRequest.build(cfg, "gv3_orkg", "gv3_orkg", track_carbon=False, progress=False))
+    short = run_experiment(RunRequest.build(cfg, "gv3_orkg", "gv3_orkg", limit=2, track_carbon=False, progress=False))
     assert full.scope == "full" and full.n_questions == 6
     assert short.scope == "2 of 6 questions" and short.n_questions == 2
     assert short.run_id != full.run_id and short.output_dir != full.output_dir
@@ -78,12 +79,12 @@ def test_limit_and_inputs_change_the_run_identity(project: Path):
     assert "[2 of 6 questions]" in run.data.tags["mlflow.runName"]
     assert c.get_run(full.run_id).data.tags["scope"] == "full"
     # a limit covering the dataset is the full run; the same command resumes the same run
-    again = run_experiment(cfg, "gv3_orkg", "gv3_orkg", limit=100, track_carbon=False, progress=False)
+    again = run_experiment(RunRequest.build(cfg, "gv3_orkg", "gv3_orkg", limit=100, track_carbon=False, progress=False))
     assert again.run_id == full.run_id
     # changing the dataset content changes the identity
     ds = project / "data/kgqa/gv3_orkg.jsonl"
     ds.write_text(ds.read_text().replace("\n", "\n", 1) + "\n")
-    changed = run_experiment(cfg, "gv3_orkg", "gv3_orkg", track_carbon=False, progress=False)
+    changed = run_experiment(RunRequest.build(cfg, "gv3_orkg", "gv3_orkg", track_carbon=False, progress=False))
     assert changed.identity["run_identity"] != full.identity["run_identity"]
     for key in ("config_hash", "graph_sha256", "dataset_sha256", "limit", "src_sha256", "package", "experiment"):
         assert key in full.identity
@@ -92,14 +93,15 @@ def test_limit_and_inputs_change_the_run_identity(project: Path):
 @pytest.mark.slow  # a whole CLI run with its MLflow store: full tier
 def test_partial_eval_report_goes_elsewhere(project: Path):
     from hublab.experiment.dvc_report import write_eval_report
+    from hublab.experiment.request import RunRequest
     from hublab.experiment.runner import run_experiment
 
     cfg = _fixed(project)
     target = project / "reports/eval/fixed-gv3_orkg"
-    full = run_experiment(cfg, "gv3_orkg", "gv3_orkg", track_carbon=False, progress=False)
+    full = run_experiment(RunRequest.build(cfg, "gv3_orkg", "gv3_orkg", track_carbon=False, progress=False))
     assert write_eval_report(full, target) == target
     before = (target / "metrics.json").read_text()
-    short = run_experiment(cfg, "gv3_orkg", "gv3_orkg", limit=2, track_carbon=False, progress=False)
+    short = run_experiment(RunRequest.build(cfg, "gv3_orkg", "gv3_orkg", limit=2, track_carbon=False, progress=False))
     written = write_eval_report(short, target)
     assert written != target and written.name.endswith("partial-2of6")
     assert (target / "metrics.json").read_text() == before
@@ -149,6 +151,7 @@ def test_nested_secrets_are_refused_at_load_time(tmp_path: Path, doc: str):
 
 
 def test_no_secret_value_reaches_mlflow_artifacts_or_checkpoints(project: Path, monkeypatch):
+    from hublab.experiment.request import RunRequest
     from hublab.experiment.runner import run_experiment
 
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
@@ -157,7 +160,7 @@ def test_no_secret_value_reaches_mlflow_artifacts_or_checkpoints(project: Path, 
     # a secret smuggled past load-time checks (e.g. set programmatically) is still scrubbed
     cfg.evaluation["note"] = f"token is {SECRET}-named"
     cfg.evaluation["openai_api_key"] = SECRET
-    s = run_experiment(cfg, "gv3_orkg", "gv3_orkg", limit=2, track_carbon=False, progress=False)
+    s = run_experiment(RunRequest.build(cfg, "gv3_orkg", "gv3_orkg", limit=2, track_carbon=False, progress=False))
     run = _client(project).get_run(s.run_id)
     assert run.data.params["evaluation.judge_llm.api_key_env"] == "MY_LLM_KEY"
     assert run.data.params["evaluation.note"] == "token is ***"
@@ -180,6 +183,7 @@ def test_no_secret_in_llm_caches_or_logs_after_real_llm_calls(project: Path, mon
     holds the key."""
     import logging
 
+    from hublab.experiment.request import RunRequest
     from hublab.experiment.runner import run_experiment
 
     monkeypatch.setenv("MY_LLM_KEY", SECRET)
@@ -188,7 +192,7 @@ def test_no_secret_in_llm_caches_or_logs_after_real_llm_calls(project: Path, mon
     cfg = PipelineConfig.from_dict({"name": "gen", "retriever": {"type": "fixed", "params": {"path": str(_contexts(
         project))}}, "llm": llm, "generation": {"enabled": True}})
     caplog.set_level(logging.DEBUG)
-    s = run_experiment(cfg, "gv3_orkg", "gv3_orkg", limit=1, track_carbon=False, progress=False)
+    s = run_experiment(RunRequest.build(cfg, "gv3_orkg", "gv3_orkg", limit=1, track_carbon=False, progress=False))
     assert s.metrics["llm_tokens"] > 0  # the call really went over HTTP
     blobs = [r.getMessage() for r in caplog.records] + [caplog.text]
     for folder in (".cache", "mlruns", "outputs"):
@@ -217,12 +221,13 @@ class DegradingRetriever(Retriever):
 
 @pytest.mark.slow  # a whole CLI run with its MLflow store: full tier
 def test_failure_share_over_threshold_fails_the_run_and_keeps_the_checkpoint(project: Path):
+    from hublab.experiment.request import RunRequest
     from hublab.experiment.runner import run_experiment
 
     DegradingRetriever.calls, DegradingRetriever.fail = 0, True
     cfg = PipelineConfig.from_dict({"name": "deg", "retriever": {"type": "degrading"},
                                     "evaluation": {"max_failure_share": 0.5}})
-    s = run_experiment(cfg, "gv3_orkg", "gv3_orkg", track_carbon=False, progress=False)
+    s = run_experiment(RunRequest.build(cfg, "gv3_orkg", "gv3_orkg", track_carbon=False, progress=False))
     assert s.metrics["n_errors"] == 2 and s.metrics["n_llm_fallbacks"] == 2 and s.metrics["n_degraded"] == 2
     assert s.metrics["failure_share"] == pytest.approx(4 / 6)
     assert s.failed and s.exit_code == 1 and "failure share 67% > 50%" in s.failure_reason
@@ -233,7 +238,7 @@ def test_failure_share_over_threshold_fails_the_run_and_keeps_the_checkpoint(pro
     assert (Path(s.output_dir) / "predictions.jsonl").exists()
     # resume: only the errored questions run again; the same MLflow run goes on
     DegradingRetriever.calls, DegradingRetriever.fail = 0, False
-    again = run_experiment(cfg, "gv3_orkg", "gv3_orkg", track_carbon=False, progress=False)
+    again = run_experiment(RunRequest.build(cfg, "gv3_orkg", "gv3_orkg", track_carbon=False, progress=False))
     assert DegradingRetriever.calls == 2 and again.run_id == s.run_id
     assert again.metrics["n_errors"] == 0 and not again.failed
     assert _client(project).get_run(s.run_id).info.status == "FINISHED"
@@ -292,11 +297,12 @@ def test_llm_usage_and_time_budget_are_counted_per_question():
 
 
 def test_run_time_budget_stops_and_fails(project: Path):
+    from hublab.experiment.request import RunRequest
     from hublab.experiment.runner import run_experiment
 
     cfg = PipelineConfig.from_dict({"name": "slow", "retriever": {"type": "sleepy", "params": {}},
                                     "evaluation": {"run_timeout_s": 0.3}})
-    s = run_experiment(cfg, "gv3_orkg", "gv3_orkg", track_carbon=False, progress=False)
+    s = run_experiment(RunRequest.build(cfg, "gv3_orkg", "gv3_orkg", track_carbon=False, progress=False))
     assert s.failed and "run time budget" in s.failure_reason and s.n_questions < 6
     assert _client(project).get_run(s.run_id).info.status == "FAILED"
 
@@ -318,10 +324,11 @@ def _tree(root: Path) -> dict[str, int]:
 @pytest.mark.slow  # a whole CLI run with its MLflow store: full tier
 def test_copied_checkout_writes_its_own_artifacts(project: Path, tmp_path: Path, monkeypatch):
     from hublab.config import _load_params
+    from hublab.experiment.request import RunRequest
     from hublab.experiment.runner import run_experiment
 
     cfg = _fixed(project)
-    first = run_experiment(cfg, "gv3_orkg", "gv3_orkg", limit=2, track_carbon=False, progress=False)
+    first = run_experiment(RunRequest.build(cfg, "gv3_orkg", "gv3_orkg", limit=2, track_carbon=False, progress=False))
     old_art = project / "mlruns" / "artifacts"
     before = _tree(old_art)
     copy = tmp_path / "copy"
@@ -329,7 +336,7 @@ def test_copied_checkout_writes_its_own_artifacts(project: Path, tmp_path: Path,
     monkeypatch.setenv("HUBLAB_ROOT", str(copy))
     _load_params.cache_clear()
     cfg2 = _fixed(copy)
-    s = run_experiment(cfg2, "gv3_orkg", "gv3_orkg", limit=3, track_carbon=False, progress=False)
+    s = run_experiment(RunRequest.build(cfg2, "gv3_orkg", "gv3_orkg", limit=3, track_carbon=False, progress=False))
     assert _tree(old_art) == before  # nothing written into the old checkout
     c = _client(copy)
     assert c.get_run(s.run_id).info.artifact_uri.startswith((copy / "mlruns/artifacts").resolve().as_uri())
@@ -343,6 +350,7 @@ def test_copied_checkout_writes_its_own_artifacts(project: Path, tmp_path: Path,
 def test_mlflow_tracking_uri_from_the_environment_is_honoured(project: Path, tmp_path: Path, monkeypatch):
     from mlflow.tracking import MlflowClient
 
+    from hublab.experiment.request import RunRequest
     from hublab.experiment.runner import run_experiment
 
     (project / "mlruns" / "mlflow.db").unlink()  # no project store (make_project copies a migrated one in)
@@ -351,8 +359,8 @@ def test_mlflow_tracking_uri_from_the_environment_is_honoured(project: Path, tmp
     uri = f"sqlite:///{other / 'x.db'}"
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
     monkeypatch.chdir(other)
-    s = run_experiment(_fixed(project), "gv3_orkg", "gv3_orkg", limit=1, track_carbon=False, progress=False,
-                       log_artifacts=False)
+    s = run_experiment(RunRequest.build(_fixed(project), "gv3_orkg", "gv3_orkg", limit=1, track_carbon=False,
+                                        progress=False, log_artifacts=False))
     assert MlflowClient(uri).get_run(s.run_id).info.status == "FINISHED"
     assert not (project / "mlruns" / "mlflow.db").exists()
 
@@ -365,6 +373,7 @@ SCRIPT = textwrap.dedent("""
     from hublab.env import apply_offline_defaults
     apply_offline_defaults()
     import test_run_identity  # registers 'sleepy'
+    from hublab.experiment.request import RunRequest
     from hublab.experiment.runner import run_experiment
     from hublab.pipeline.config import PipelineConfig
     cfg = PipelineConfig.from_dict({{"name": "slow", "retriever": {{"type": "sleepy", "params": {{}}}}}})

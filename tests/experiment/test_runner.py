@@ -35,6 +35,7 @@ def test_fixed_contexts_give_known_metrics_and_a_complete_mlflow_run(project: Pa
     from mlflow.tracking import MlflowClient
 
     from hublab.datasets.model import read_jsonl
+    from hublab.experiment.request import RunRequest
     from hublab.experiment.runner import run_experiment
     from hublab.tracking.mlflow_log import tracking_uri
 
@@ -44,7 +45,7 @@ def test_fixed_contexts_give_known_metrics_and_a_complete_mlflow_run(project: Pa
     contexts = {pairs[0].question: g0, pairs[1].question: [], pairs[2].question: g2 + [g0[0]]}
     cfg = _fixed_cfg(project, contexts, vector_store={"index": {"type": "HNSW", "M": 16, "efConstruction": 100,
                                                                   "ef": 64}})
-    s = run_experiment(cfg, "gv3_orkg", "gv3_orkg", limit=3, track_carbon=False, progress=False)
+    s = run_experiment(RunRequest.build(cfg, "gv3_orkg", "gv3_orkg", limit=3, track_carbon=False, progress=False))
     per = {r["uid"]: r["metrics"] for r in s.per_question}
     assert per[pairs[0].uid]["recall_triples"] == 1.0 and per[pairs[0].uid]["precision_triples"] == 1.0
     assert per[pairs[1].uid]["recall_triples"] == 0.0
@@ -78,7 +79,7 @@ def test_fixed_contexts_give_known_metrics_and_a_complete_mlflow_run(project: Pa
     assert table["columns"][:2] == ["field", "value"] and "recall_triples" in table["columns"] and table["data"]
     assert {"path": "metrics_by_slice.json", "type": "table"} in json.loads(run.data.tags["mlflow.loggedArtifacts"])
     # the same command again (all answered: it finishes the same run again) replaces the table, never appends to it
-    again = run_experiment(cfg, "gv3_orkg", "gv3_orkg", limit=3, track_carbon=False, progress=False)
+    again = run_experiment(RunRequest.build(cfg, "gv3_orkg", "gv3_orkg", limit=3, track_carbon=False, progress=False))
     assert again.run_id == s.run_id
     table2 = json.loads(Path(client.download_artifacts(s.run_id, "metrics_by_slice.json", str(project / "dl2")))
                         .read_text())
@@ -107,19 +108,20 @@ class CrashyRetriever(Retriever):
 
 @pytest.mark.slow  # a whole CLI run with its MLflow store: full tier
 def test_killed_run_resumes_without_recomputing(project: Path):
+    from hublab.experiment.request import RunRequest
     from hublab.experiment.runner import run_experiment
 
     cfg = PipelineConfig.from_dict({"name": "crashy", "retriever": {"type": "crashy"}})
     CALLS.clear()
     CrashyRetriever.crash_on = 2
     with pytest.raises(Crash):
-        run_experiment(cfg, "gv3_orkg", "gv3_orkg", track_carbon=False, progress=False)
+        run_experiment(RunRequest.build(cfg, "gv3_orkg", "gv3_orkg", track_carbon=False, progress=False))
     assert len(CALLS) == 3
-    s = run_experiment(cfg, "gv3_orkg", "gv3_orkg", track_carbon=False, progress=False)
+    s = run_experiment(RunRequest.build(cfg, "gv3_orkg", "gv3_orkg", track_carbon=False, progress=False))
     assert len(CALLS) == 3 + 2  # only the crashed and the never-started question ran
     CALLS.clear()
-    fresh = run_experiment(cfg, "gv3_orkg", "gv3_orkg", track_carbon=False, progress=False, resume=False,
-                           experiment="fresh")
+    fresh = run_experiment(RunRequest.build(cfg, "gv3_orkg", "gv3_orkg", track_carbon=False, progress=False,
+                                            resume=False, experiment="fresh"))
     assert len(CALLS) == 4
     assert fresh.metrics["recall_triples"] == pytest.approx(s.metrics["recall_triples"])
     assert s.n_questions == 4
@@ -127,11 +129,12 @@ def test_killed_run_resumes_without_recomputing(project: Path):
 
 def test_wrong_graph_for_dataset_is_refused(project: Path):
     from hublab.errors import InputError
+    from hublab.experiment.request import RunRequest
     from hublab.experiment.runner import run_experiment
 
     cfg = PipelineConfig.from_dict({"name": "c", "retriever": {"type": "crashy"}})
     with pytest.raises(InputError, match="golden triple ids"):
-        run_experiment(cfg, "gv1", "gv3_orkg", track_carbon=False, progress=False)
+        run_experiment(RunRequest.build(cfg, "gv1", "gv3_orkg", track_carbon=False, progress=False))
 
 
 def test_pipeline_config_errors(tmp_path: Path):
@@ -158,6 +161,7 @@ def test_a_renamed_copy_reuses_the_answers_in_a_run_of_its_own(project: Path):
     from mlflow.tracking import MlflowClient
 
     from hublab.datasets.model import read_jsonl
+    from hublab.experiment.request import RunRequest
     from hublab.experiment.runner import run_experiment
     from hublab.tracking.mlflow_log import tracking_uri
 
@@ -167,12 +171,12 @@ def test_a_renamed_copy_reuses_the_answers_in_a_run_of_its_own(project: Path):
     copy = PipelineConfig.from_dict({**original.to_dict(), "name": "fixed_copy"})
     assert copy.config_hash("gv3_orkg", "gv3_orkg") == original.config_hash("gv3_orkg", "gv3_orkg")
     kw = {"limit": 3, "track_carbon": False, "progress": False}
-    first = run_experiment(original, "gv3_orkg", "gv3_orkg", **kw)
+    first = run_experiment(RunRequest.build(original, "gv3_orkg", "gv3_orkg", **kw))
     (checkpoint,) = (project / "outputs" / "runs").glob("*/predictions.jsonl")
     answered = checkpoint.read_text()
-    renamed = run_experiment(copy, "gv3_orkg", "gv3_orkg", **kw)
-    elsewhere = run_experiment(original, "gv3_orkg", "gv3_orkg", experiment="another", **kw)
-    again = run_experiment(original, "gv3_orkg", "gv3_orkg", **kw)
+    renamed = run_experiment(RunRequest.build(copy, "gv3_orkg", "gv3_orkg", **kw))
+    elsewhere = run_experiment(RunRequest.build(original, "gv3_orkg", "gv3_orkg", experiment="another", **kw))
+    again = run_experiment(RunRequest.build(original, "gv3_orkg", "gv3_orkg", **kw))
 
     assert checkpoint.read_text() == answered  # no question asked again
     assert len({first.run_id, renamed.run_id, elsewhere.run_id}) == 3 and again.run_id == first.run_id
@@ -194,6 +198,7 @@ def test_questions_run_on_a_settled_heap_that_is_released_after_the_run(project:
 
     from hublab.datasets.model import read_jsonl
     from hublab.env import START_GC_THRESHOLD, quick_start_gc
+    from hublab.experiment.request import RunRequest
     from hublab.experiment.runner import run_experiment
 
     pairs = read_jsonl(project / "data/kgqa/gv3_orkg.jsonl")
@@ -202,7 +207,7 @@ def test_questions_run_on_a_settled_heap_that_is_released_after_the_run(project:
     seen = []
     quick_start_gc()
     assert gc.get_threshold()[0] == START_GC_THRESHOLD
-    run_experiment(cfg, "gv3_orkg", "gv3_orkg", limit=2, track_carbon=False, progress=False,
+    run_experiment(RunRequest.build(cfg, "gv3_orkg", "gv3_orkg", limit=2, track_carbon=False, progress=False),
                    on_question=lambda *_: seen.append((gc.get_freeze_count(), gc.get_threshold())) and False)
     assert len(seen) == 2 and all(frozen > 0 and threshold == default for frozen, threshold in seen)
     assert gc.get_freeze_count() == 0 and gc.get_threshold() == default
@@ -214,6 +219,7 @@ def test_a_resumed_run_shows_its_questions_as_a_fresh_run_does(project: Path):
     counts and partial metrics; it saw only the new ones, in another order, so a forced rerun of tune_all pruned
     other trials and chose other parameters than a fresh clone's."""
     from hublab.datasets.model import read_jsonl
+    from hublab.experiment.request import RunRequest
     from hublab.experiment.runner import run_experiment
 
     pairs = read_jsonl(project / "data/kgqa/gv3_orkg.jsonl")
@@ -229,8 +235,8 @@ def test_a_resumed_run_shows_its_questions_as_a_fresh_run_does(project: Path):
         return seen, on_question
 
     def run(on_question, resume: bool):
-        return run_experiment(cfg, "gv3_orkg", "gv3_orkg", limit=4, track_carbon=False, progress=False,
-                              order_seed=3, resume=resume, on_question=on_question)
+        return run_experiment(RunRequest.build(cfg, "gv3_orkg", "gv3_orkg", limit=4, track_carbon=False, progress=False,
+                                               order_seed=3, resume=resume), on_question=on_question)
 
     fresh, cb = watch()
     run(cb, resume=False)

@@ -1,6 +1,7 @@
 """The package layers (docs/architecture.md): every import in ``src/hublab`` — module-level and inside functions —
 points to the importer's own layer or a lower one, and the sub-package import graph has no cycle. Function-level
-imports count: they defer loading, not the dependency."""
+imports count: they defer loading, not the dependency. A package is every folder of ``src/hublab``, with or without
+``__init__.py`` (a namespace folder is imported all the same), and every top-level module is its own package."""
 
 from __future__ import annotations
 
@@ -48,11 +49,21 @@ def _imports(path: Path) -> list[tuple[int, str]]:
     return [(line, m) for line, m in out if m.startswith("hublab.")]
 
 
-def _edges() -> dict[tuple[str, str], list[str]]:
+def _packages(src: Path) -> set[str]:
+    """Every folder of ``src`` (``__init__.py`` or not) and every top-level module: what needs a layer."""
+    return {p.name.removesuffix(".py") for p in src.iterdir()
+            if (p.is_dir() and p.name != "__pycache__") or (p.suffix == ".py" and p.name != "__init__.py")}
+
+
+def _unlayered(src: Path) -> list[str]:
+    return sorted(_packages(src) - set(RANK))
+
+
+def _edges(src: Path) -> dict[tuple[str, str], list[str]]:
     """(importer package, imported package) → the import sites, ``file:line -> module``."""
     edges: dict[tuple[str, str], list[str]] = {}
-    for f in sorted(SRC.rglob("*.py")):
-        rel = f.relative_to(SRC)
+    for f in sorted(src.rglob("*.py")):
+        rel = f.relative_to(src)
         if rel.parts == ("__init__.py",):
             continue
         me = rel.parts[0].removesuffix(".py")
@@ -63,21 +74,37 @@ def _edges() -> dict[tuple[str, str], list[str]]:
     return edges
 
 
+def _upward(src: Path) -> list[str]:
+    """The import sites whose imported package sits in a higher layer than the importer's."""
+    return [site for (me, other), sites in _edges(src).items() if RANK.get(other, -1) > RANK.get(me, -1)
+            for site in sites]
+
+
 def test_every_package_has_a_layer():
-    packages = {p.name.removesuffix(".py") for p in SRC.iterdir()
-                if (p.is_dir() and (p / "__init__.py").exists()) or (p.suffix == ".py" and p.name != "__init__.py")}
-    assert sorted(packages - set(RANK)) == [], "place the new package in LAYERS (and docs/architecture.md)"
+    assert _unlayered(SRC) == [], "place the new package in LAYERS (and docs/architecture.md)"
 
 
 def test_no_package_imports_a_higher_layer():
-    upward = [site for (me, other), sites in _edges().items() if RANK.get(other, -1) > RANK.get(me, -1)
-              for site in sites]
-    assert upward == []
+    assert _upward(SRC) == []
+
+
+def test_a_namespace_folder_and_a_top_level_module_are_checked(tmp_path: Path):
+    """A folder without ``__init__.py`` is a package like any other: it needs a layer, and an import of a higher
+    layer from inside it is reported; so is a top-level module."""
+    src = tmp_path / "hublab"
+    (src / "graph" / "deep").mkdir(parents=True)  # no __init__.py anywhere below
+    (src / "graph" / "deep" / "walk.py").write_text("import os\n\n\ndef f():\n    from hublab.cli.app import app\n")
+    (src / "errors.py").write_text("from hublab.tuning.study import run_study\n")
+    (src / "newthing").mkdir()
+    (src / "newthing" / "x.py").write_text("")
+    (src / "newmodule.py").write_text("")
+    assert _upward(src) == ["errors.py:1 -> hublab.tuning.study", "graph/deep/walk.py:5 -> hublab.cli.app"]
+    assert _unlayered(src) == ["newmodule", "newthing"]
 
 
 def test_the_package_import_graph_has_no_cycle():
     graph: dict[str, set[str]] = {}
-    for me, other in _edges():
+    for me, other in _edges(SRC):
         graph.setdefault(me, set()).add(other)
     try:
         TopologicalSorter(graph).prepare()
@@ -90,6 +117,34 @@ def test_the_layer_walk_sees_function_level_imports(tmp_path: Path):
     f = tmp_path / "m.py"
     f.write_text("import os\n\n\ndef f():\n    from hublab.cli.app import app\n    return app\n")
     assert _imports(f) == [(5, "hublab.cli.app")]
+
+
+def _offer_problems(init: Path) -> list[str]:
+    """What is wrong with a package's ``__all__``: missing, or a literal one naming what is neither bound in the
+    ``__init__.py`` (defined, imported, or imported for type checkers and loaded on first use) nor a submodule.
+    ruff does not check ``__all__`` in an ``__init__.py``."""
+    tree = ast.parse(init.read_text(), filename=str(init))
+    value = next((n.value for n in tree.body if isinstance(n, ast.Assign)
+                  and any(isinstance(t, ast.Name) and t.id == "__all__" for t in n.targets)), None)
+    if value is None:
+        return ["no __all__"]
+    if not isinstance(value, ast.List | ast.Tuple):
+        return []  # computed (retrievers.methods: read from the folder)
+    bound = {a.asname or a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)
+             for a in n.names}
+    bound |= {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+    bound |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+    bound |= {p.name.removesuffix(".py") for p in init.parent.iterdir()}
+    return [f"{name} is not defined" for name in ast.literal_eval(value) if name not in bound]
+
+
+def test_every_package_says_what_it_offers(tmp_path: Path):
+    problems = {str(f.relative_to(SRC)): found for f in sorted(SRC.rglob("__init__.py"))
+                if (found := _offer_problems(f))}
+    assert problems == {}
+    (tmp_path / "sub.py").write_text("")
+    (tmp_path / "__init__.py").write_text('"""A package."""\n\nfrom x import y\n\n__all__ = ["sub", "y", "typo"]\n')
+    assert _offer_problems(tmp_path / "__init__.py") == ["typo is not defined"]
 
 
 def test_cli_modules_stay_thin():

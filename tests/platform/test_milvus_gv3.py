@@ -42,11 +42,12 @@ def gv3_project(tmp_path_factory, shared, gv3_orkg_graph):
 
 
 def _run(cfg: dict, name: str) -> dict:
+    from hublab.experiment.request import RunRequest
     from hublab.experiment.runner import run_experiment
 
     t0 = time.perf_counter()
-    s = run_experiment(PipelineConfig.from_dict(cfg), "gv3_orkg", "gv3_orkg", track_carbon=False, progress=False,
-                       run_name=name, log_artifacts=False)
+    s = run_experiment(RunRequest.build(PipelineConfig.from_dict(cfg), "gv3_orkg", "gv3_orkg", track_carbon=False,
+                                        progress=False, run_name=name, log_artifacts=False))
     print(f"{name}: {time.perf_counter() - t0:.1f} s", {m: s.metrics[m] for m in METRICS})
     assert s.metrics["n_errors"] == 0 and s.metrics["n_questions"] == N_QUESTIONS
     return s.metrics

@@ -18,6 +18,9 @@ quiet_cli()  # library log noise off, once, before any heavy import (hublab.env.
 from hublab.cli.app import app  # noqa: E402
 from hublab.errors import HubLabError  # noqa: E402
 
+#: the typer app, the console entry point, and the one way a HubLab error is printed
+__all__ = ["app", "main", "report"]
+
 for _mod in sorted(m.name for m in pkgutil.iter_modules(__path__)):
     if _mod not in ("app", "__main__"):
         importlib.import_module(f"{__name__}.{_mod}")

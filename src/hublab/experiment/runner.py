@@ -78,9 +78,17 @@ class RunSummary:
 def run_experiment(request: RunRequest | PipelineConfig, graph: str | None = None, dataset: str | None = None, *,
                    on_question: OnQuestion | None = None, **options: Any) -> RunSummary:
     """Run ``request`` (resumable) and log it as one MLflow run. ``on_question(done, total, partial_metrics)``
-    returning True stops the run early (a pruned trial). The older call form, ``run_experiment(cfg, graph,
-    dataset, limit=..., settings=..., ...)``, builds the request from its keywords (:meth:`RunRequest.build`)."""
+    returning True stops the run early (a pruned trial).
+
+    Deprecated: the older call form, ``run_experiment(cfg, graph, dataset, limit=..., settings=..., ...)``, warns
+    (``DeprecationWarning``) and builds the request from its keywords; pass
+    ``RunRequest.build(cfg, graph, dataset, ...)`` instead, so a run's options live in one place."""
     if isinstance(request, PipelineConfig):
+        import warnings
+
+        warnings.warn("run_experiment(cfg, graph, dataset, **options) is deprecated: build a RunRequest and pass it, "
+                      "run_experiment(RunRequest.build(cfg, graph, dataset, ...), on_question=...)",
+                      DeprecationWarning, stacklevel=2)
         if graph is None or dataset is None:
             raise TypeError("run_experiment(cfg, graph, dataset, ...) needs the graph and the dataset")
         request = RunRequest.build(request, graph, dataset, **options)

@@ -8,3 +8,6 @@ Three reports share one thesis lookup (:mod:`.thesis`) and one table writer (:mo
   paired tests and a chart;
 - :mod:`.evaluations` — ``hublab report summary`` (DVC stage ``summary``): every evaluation of params.yaml.
 """
+
+#: the submodules: the three reports and what they share; importing the package loads none of them
+__all__ = ["committed", "default_vs_tuned", "display", "evaluations", "single_graph", "statistics"]
