@@ -77,3 +77,18 @@ def test_in_the_default_comparison_and_the_contract_passes(installed, tmp_path):
                           "--rootdir", str(tests), str(tests)], env=installed["env"], cwd=tests, capture_output=True,
                          text=True, timeout=300)
     assert run.returncode == 0 and " passed" in run.stdout, run.stdout[-3000:]
+
+
+def test_the_example_plugin_uses_only_public_names():
+    """A plugin is written against what HubLab declares public (a package's ``__all__``), never its internals: the
+    example is what plugin authors copy."""
+    import ast
+    import importlib
+
+    root = Path(__file__).resolve().parents[2] / "examples" / "plugin"
+    for f in sorted((root / "src").rglob("*.py")) + sorted((root / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(f.read_text(), filename=str(f))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("hublab"):
+                offered = getattr(importlib.import_module(node.module), "__all__", [])
+                for alias in node.names:
+                    assert alias.name in offered, f"{f.name}:{node.lineno}: {node.module}.{alias.name} is not public"

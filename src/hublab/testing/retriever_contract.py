@@ -32,6 +32,8 @@ from hublab.retrievers.base import Context, Resources, RetrievalResult, Retrieve
 from hublab.retrievers.registry import build_retriever, get_retriever_class
 from hublab.vectorstore.factory import build_vector_store
 
+__all__ = ["RetrieverContract", "tiny_graph"]
+
 QUESTION = "Which research method does the paper 'Microservice migration study' use?"
 TOPIC = {"topic_entity_id": "R1", "topic_entity_value": "Software Architecture and Design"}
 

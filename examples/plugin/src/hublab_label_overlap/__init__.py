@@ -8,9 +8,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from hublab.retrievers.base import Context, RetrievalResult, Retriever
-from hublab.retrievers.components.question_text import content_tokens
-from hublab.retrievers.components.results import empty
+from hublab.retrievers import Context, RetrievalResult, Retriever, content_tokens
 
 
 @dataclass(frozen=True)
@@ -37,7 +35,7 @@ class LabelOverlapRetriever(Retriever):
     def _retrieve(self, question, topic_entity_id, topic_entity_value) -> RetrievalResult:
         words = set(content_tokens(question))
         if not words:
-            return empty("question has no content words")
+            return RetrievalResult(reason="question has no content words")
         scored = []
         for t in self.resources.graph.triples():
             overlap = len(words & set(content_tokens(f"{t.subject.text} {t.predicate} {t.object.text}")))
