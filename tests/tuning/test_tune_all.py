@@ -287,7 +287,7 @@ def test_killing_tune_all_ends_its_job_processes(project: Path, how: str):
 _IDLE_POOL = """
 import multiprocessing, os, signal, sys, time
 from concurrent.futures import ProcessPoolExecutor
-from hublab.tuning.fair import _job_process_init
+from hublab.tuning._fair_jobs import _job_process_init
 
 if __name__ == "__main__":
     pool = ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn"),
