@@ -75,7 +75,7 @@ def in_child(code: str) -> dict:
 READ = """
 import json, resource, time
 from hublab.config import settings
-from hublab.graph.source import resolve_graph, load_source
+from hublab.graph.backends import resolve_graph, load_source
 st = settings()
 t = time.perf_counter()
 kg = load_source(resolve_graph({arg!r}, st), st)

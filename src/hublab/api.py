@@ -158,27 +158,15 @@ def _ranked(graph: Any, rank: int, context: Any) -> RankedTriple:
 
 def _graph_arg(graph: Any, st: Any) -> str:
     """``graph=`` as the CLI takes it: a name, a path or a URL as it is; an ``rdflib.Graph`` written once to the
-    project's cache as N-Triples named by its content (the same graph is the same file, index and runs)."""
+    project's cache as N-Triples named by its content (the same graph is the same file, index and runs: the graph
+    door's in-memory backend, ``hublab.graph.backends.InMemoryGraph``)."""
     if isinstance(graph, str | Path):
         return str(graph)
-    try:
-        import rdflib
-    except ImportError:  # pragma: no cover - rdflib is a dependency
-        rdflib = None
-    if rdflib is not None and isinstance(graph, rdflib.Graph):
-        import hashlib
+    from hublab.graph.backends import InMemoryGraph
 
-        from rdflib.compare import to_canonical_graph  # blank nodes named by content: the same graph, the same text
-
-        from hublab.atomic import write_text_atomic
-
-        text = "".join(sorted(f"{line}\n" for line in to_canonical_graph(graph).serialize(format="nt").splitlines()
-                              if line.strip()))
-        path = st.cache_dir() / "graphs" / f"rdflib-{hashlib.sha256(text.encode()).hexdigest()[:12]}.nt"
-        if not path.is_file():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_text_atomic(path, text)
-        return str(path)
+    memory = InMemoryGraph()
+    if memory.guess_can_open(graph, st):
+        return memory.location(graph, st)
     from hublab.errors import InputError
 
     raise InputError(f"expected a graph name, an RDF file path, a SPARQL endpoint URL or an rdflib.Graph, got "

@@ -15,8 +15,8 @@ from rdflib import URIRef
 from hublab.config import settings
 from hublab.datasets.catalog import dataset_file_problem, duplicate_uids, load_dataset, resolve_statements
 from hublab.datasets.model import is_statement, parse_statement
+from hublab.graph.backends import load_source, resolve_graph
 from hublab.graph.profile import hub_type_problem
-from hublab.graph.source import load_source, resolve_graph
 from hublab.graph.vocabulary import node_uid
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,11 +17,11 @@ from hublab.config import Settings
 from hublab.datasets.catalog import resolve_statements
 from hublab.datasets.kgqa_csv import load_kgqa_csv
 from hublab.errors import InputError
+from hublab.graph.backends import resolve_graph
 from hublab.graph.endpoint import EndpointError, EndpointSettings, SparqlEndpoint
 from hublab.graph.model import Knowledge
 from hublab.graph.profile import hub_type_problem, profile
 from hublab.graph.rdf import RdfKnowledgeGraph, node_iri, predicate_iri
-from hublab.graph.source import resolve_graph
 from hublab.graph.vocabulary import Vocabulary, node_uid
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -22,8 +22,8 @@ from hublab.datasets.catalog import resolve_statements
 from hublab.datasets.kgqa_csv import load_kgqa_csv
 from hublab.embedding.hashing import HashingEmbedder
 from hublab.evaluation.retrieval import retrieval_metrics
+from hublab.graph.backends import load_source, resolve_graph
 from hublab.graph.rdf import RdfKnowledgeGraph
-from hublab.graph.source import load_source, resolve_graph
 from hublab.pipeline.config import load_pipeline
 from hublab.retrievers.base import Resources
 from hublab.retrievers.registry import build_retriever, default_pipelines

@@ -18,8 +18,8 @@ import pytest
 from rdflib import Literal, URIRef
 
 from hublab.config import Settings
+from hublab.graph.backends import load_source, resolve_graph
 from hublab.graph.endpoint import EndpointError, EndpointSettings, SparqlEndpoint
-from hublab.graph.source import load_source, resolve_graph
 from support.sparql_fakes import FakeEndpoint, small_graph, trickle, within
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,7 +15,8 @@ import yaml
 import hublab
 from hublab.config import settings
 from hublab.errors import InputError
-from hublab.graph.source import resolve_graph, with_label_predicates
+from hublab.graph.backends import resolve_graph
+from hublab.graph.source import with_label_predicates
 
 ROOT = Path(__file__).resolve().parents[2]
 TITLE = "https://example.org/title"

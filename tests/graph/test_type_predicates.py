@@ -18,10 +18,9 @@ from typer.testing import CliRunner
 from hublab.cli import app
 from hublab.config import settings
 from hublab.errors import InputError
+from hublab.graph.backends import load_source, resolve_graph
 from hublab.graph.source import (
-    load_source,
     model_key,
-    resolve_graph,
     vocabulary,
     with_label_predicates,
     with_type_predicates,

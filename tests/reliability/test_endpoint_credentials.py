@@ -172,7 +172,7 @@ def test_a_run_over_an_endpoint_with_credentials_leaves_them_nowhere(oxigraph, t
     assert "***@127.0.0.1" in repr(loaded)
     _no_secret(repr(loaded))
 
-    from hublab.graph.source import resolve_graph
+    from hublab.graph.backends import resolve_graph
 
     st = Settings(tmp_path, {"paths": {"graphs": "g", "snapshots": "s", "indices": "models", "cache": ".cache"}})
     other = plain.replace("http://", "http://bob:another-secret@") + "?api_key=another-key"

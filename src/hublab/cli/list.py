@@ -24,10 +24,11 @@ def list_cmd(
     st = settings()
     graphs = [{"name": g, "built": st.graph_file(g).exists(), "file": str(st.graph_file(g).relative_to(st.root))}
               for g in st.graph_names()]
+    from hublab.graph.backends import is_url
     from hublab.graph.source import declared_graphs  # params.yaml user_graphs: a file (or endpoint) of the user's
     from hublab.redact import scrub  # an endpoint's user:password@ or ?api_key= is never printed
 
-    graphs += [{"name": name, "built": not spec["source"].startswith(("http://", "https://"))
+    graphs += [{"name": name, "built": not is_url(spec["source"])
                 and (st.root / spec["source"]).exists(), "file": scrub(spec["source"])}
                for name, spec in declared_graphs(st).items()]
     datasets = [{"name": d, "graph": st.graph_for_dataset(d), "built": st.dataset_file(d).exists()}

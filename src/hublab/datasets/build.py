@@ -17,12 +17,14 @@ from hublab.errors import InputError
 from hublab.graph.model import parse_triple_string
 
 
-def _load_graph(path: Path, hint: str) -> Any:
-    from hublab.graph.rdf import RdfKnowledgeGraph
+def _load_graph(s: Settings, name: str, hint: str) -> Any:
+    """A built-in graph through the graph door, a missing one naming the command that builds it."""
+    from hublab.graph.backends import open_graph
 
+    path = s.graph_file(name)
     if not path.exists():
         raise InputError(f"graph not found: run `{hint}` (or `dvc repro`) first", file=str(path))
-    return RdfKnowledgeGraph.load(path)
+    return open_graph(name, s)
 
 
 def orkg_dataset(pairs: list, kg: Any) -> tuple[list, dict[str, Any]]:
@@ -84,7 +86,7 @@ def build_datasets(s: Settings, only: list[str] | None = None) -> tuple[dict[str
     def graph(name: str) -> Any:
         if name not in graphs:
             hint = "hublab data snapshot" if name == orkg["name"] else "hublab data graphs"
-            graphs[name] = _load_graph(s.graph_file(name), hint)
+            graphs[name] = _load_graph(s, name, hint)
         return graphs[name]
 
     hints = None

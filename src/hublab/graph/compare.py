@@ -11,15 +11,9 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from hublab.graph.backends import open_file
 from hublab.graph.base import PAPER_TYPE, KnowledgeGraph
 from hublab.graph.model import Triple
-
-
-def load_graph(path: str | Path) -> KnowledgeGraph:
-    """Turtle (``.ttl``) or ORKG export JSON (``.json``)."""
-    from hublab.graph.rdf import RdfKnowledgeGraph
-
-    return RdfKnowledgeGraph.load(path)
 
 
 def paper_triples(kg: KnowledgeGraph, research_field: str | None = None) -> list[Triple]:
@@ -82,10 +76,11 @@ def compare_graphs(a: KnowledgeGraph | str | Path, b: KnowledgeGraph | str | Pat
     """Compare candidate ``a`` with reference ``b`` at label level.
 
     ``scope="papers"`` (default) compares only what hangs off Paper nodes on both sides; ``"all"`` compares
-    every triple. precision = |A∩B|/|A|, recall = |A∩B|/|B|, jaccard = |A∩B|/|A∪B| (multisets).
+    every triple. precision = |A∩B|/|A|, recall = |A∩B|/|B|, jaccard = |A∩B|/|A∪B| (multisets). A path is read
+    with the default settings (:func:`~hublab.graph.backends.open_file`).
     """
-    ga = a if isinstance(a, KnowledgeGraph) else load_graph(a)
-    gb = b if isinstance(b, KnowledgeGraph) else load_graph(b)
+    ga = a if isinstance(a, KnowledgeGraph) else open_file(a)
+    gb = b if isinstance(b, KnowledgeGraph) else open_file(b)
     if scope == "papers":
         ta, tb = paper_triples(ga, research_field), paper_triples(gb, research_field)
     elif scope == "all":

@@ -58,10 +58,6 @@ class EndpointSettings:
         return cls(**known)
 
 
-def is_endpoint(arg: str) -> bool:
-    return arg.lower().startswith(("http://", "https://"))
-
-
 def shown(url: str) -> str:
     """The URL as it may be printed or stored: credentials masked (the one masking door, ``hublab.redact.scrub``)."""
     return scrub(url)

@@ -265,10 +265,10 @@ class RdfKnowledgeGraph(KnowledgeGraph):
         """A graph behind a SPARQL endpoint (Fuseki, Virtuoso, GraphDB…) holding HubLab's RDF mapping.
 
         Every lookup becomes a SPARQL query (no in-memory index), so graphs larger than one machine's memory
-        work behind the same interface; retrievers do not change."""
-        from rdflib.plugins.stores.sparqlstore import SPARQLStore
+        work behind the same interface; retrievers do not change (the endpoint backend's live store)."""
+        from hublab.graph.backends import SparqlEndpointGraph
 
-        return cls(Graph(store=SPARQLStore(query_endpoint)), name=name, index=False)
+        return SparqlEndpointGraph.live(query_endpoint, name=name)
 
     # ---------------- persistence ----------------
     @classmethod

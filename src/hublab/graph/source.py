@@ -1,6 +1,7 @@
 """What ``--graph`` names: a built-in graph, a graph declared in ``params.yaml`` (``user_graphs.graphs``), a path to an
-RDF file, or a SPARQL endpoint URL; resolved once into a :class:`GraphSource`, which every command and the Python API
-load through :func:`load_source`.
+RDF file, or a SPARQL endpoint URL; resolved once into a :class:`GraphSource` by the backend that claims it, and read
+by that backend (:mod:`hublab.graph.backends`, the one door every command and the Python API go through). This module
+holds what a resolved graph is and the ``user_graphs`` settings that open and key it.
 
 A file or an endpoint gets a name keyed by its content (``<file stem>-<12 hex of its sha256>``; ``<host>-<12 hex of
 URL and fingerprint>``): indices (``models/<name>__<retriever>/``) and run identities use it, so a changed graph is
@@ -12,18 +13,14 @@ its own runs; the default settings add nothing to the key.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
-import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from hublab.config import Settings
 from hublab.errors import InputError
-from hublab.graph.endpoint import EndpointSettings, SparqlEndpoint, is_endpoint, shown
-from hublab.graph.rdf_files import RDF_FORMATS, rdf_format
+from hublab.graph.endpoint import EndpointSettings, shown
 from hublab.graph.vocabulary import Vocabulary, normalise_type
 from hublab.limits import ReadLimits
 from hublab.params_schema import IRI
@@ -69,10 +66,6 @@ class GraphSource:
     def builtin(self) -> bool:
         """One of the thesis's graphs (ORKG ids; the research field is its root entity)."""
         return self.kind == "builtin"
-
-
-def _slug(text: str, limit: int = 40) -> str:
-    return (re.sub(r"[^A-Za-z0-9_]+", "_", text).strip("_") or "graph")[:limit]
 
 
 @lru_cache(maxsize=64)
@@ -216,10 +209,6 @@ def model_key(st: Settings) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:12]
 
 
-def _with_model(digest: str, model: str) -> str:
-    return hashlib.sha256(f"{digest}\nmodel {model}".encode()).hexdigest() if model else digest
-
-
 def endpoint_settings(st: Settings) -> EndpointSettings:
     return EndpointSettings.from_params(st.section(SECTION).get("endpoint"))
 
@@ -227,77 +216,3 @@ def endpoint_settings(st: Settings) -> EndpointSettings:
 def read_limits(st: Settings) -> ReadLimits:
     """``params.yaml: user_graphs.limits``: how far reading a graph may expand (defaults when unset)."""
     return ReadLimits.from_params(st.section(SECTION).get("limits"))
-
-
-def resolve_graph(arg: str, st: Settings) -> GraphSource:
-    """``arg`` as a :class:`GraphSource`; an unknown name is one error listing what ``--graph`` accepts."""
-    arg = str(arg)
-    if arg in st.graph_names():
-        path = st.graph_file(arg)
-        return GraphSource(arg, "builtin", str(path), arg, file_digest(path) if path.exists() else "missing")
-    declared = declared_graphs(st)
-    if arg in declared:
-        spec = declared[arg]
-        inner = _resolve_location(spec["source"], st, base=st.root)
-        return GraphSource(arg, "declared" if inner.kind == "file" else "endpoint", inner.location, arg,
-                           inner.digest, tuple(spec["hub_types"]), inner.triples, inner.fingerprint, inner.model,
-                           inner.model_kind)
-    if is_endpoint(arg) or rdf_format(Path(arg)) is not None or Path(arg).suffix == ".json" or "/" in arg \
-            or Path(arg).exists():
-        return _resolve_location(arg, st, base=Path.cwd())
-    names = [*st.graph_names(), *declared]
-    close = difflib.get_close_matches(arg, names, n=1)
-    hint = f"did you mean {close[0]!r}? " if close else ""
-    raise InputError(f"unknown graph {arg!r}; {hint}valid: {', '.join(names)}, a path to an RDF file "
-                     f"({', '.join(sorted(RDF_FORMATS))}, optionally .gz), or a SPARQL endpoint URL (http://…)",
-                     field="--graph")
-
-
-def _resolve_location(loc: str, st: Settings, *, base: Path) -> GraphSource:
-    if is_endpoint(loc):
-        ep = SparqlEndpoint(loc, endpoint_settings(st))
-        count, content = ep.fingerprint()
-        parts = urlsplit(loc)
-        bare = f"{parts.scheme}://{parts.hostname}{':' + str(parts.port) if parts.port else ''}{parts.path}"
-        model = model_key(st)
-        digest = _with_model(hashlib.sha256(f"{bare}\n{content}".encode()).hexdigest(), model)
-        return GraphSource(loc, "endpoint", loc, f"{_slug(parts.hostname or 'endpoint')}-{digest[:12]}", digest,
-                           triples=count, fingerprint=(count, content), model=model,
-                           model_kind=model_kind(vocabulary(st)))
-    path = Path(loc)
-    if not path.is_absolute():
-        path = base / path
-    if not path.exists():
-        raise InputError("graph file not found", file=loc, field="--graph")
-    if not path.is_file():
-        raise InputError("expected an RDF file, got a directory", file=loc, field="--graph")
-    if rdf_format(path) is None and path.suffix != ".json":
-        raise InputError(f"unknown graph file type {path.suffix!r}; expected one of "
-                         f"{', '.join(sorted(RDF_FORMATS))} (optionally .gz) or an ORKG export .json", file=loc,
-                         field="--graph")
-    model = model_key(st)
-    digest = _with_model(file_digest(path), model)
-    return GraphSource(loc, "file", str(path.resolve()), f"{_slug(path.name.split('.')[0])}-{digest[:12]}", digest,
-                       model=model, model_kind=model_kind(vocabulary(st)))
-
-
-def load_source(src: GraphSource, st: Settings, *, progress: bool = False):
-    """The graph behind ``src`` as a :class:`~hublab.graph.rdf.RdfKnowledgeGraph`."""
-    from hublab.graph.rdf import RdfKnowledgeGraph
-
-    if src.kind == "builtin":
-        path = Path(src.location)
-        if not path.exists():
-            raise InputError(f"graph {src.name!r} not built yet (run `dvc repro` or `hublab data graphs` / "
-                             "`hublab data snapshot`)", file=str(path))
-        return RdfKnowledgeGraph.load(path, name=src.name)
-    if src.kind == "endpoint":
-        from hublab.graph.ill_typed import counted
-
-        ep = SparqlEndpoint(src.location, endpoint_settings(st))
-        with counted(ep.shown):
-            graph = ep.read(fingerprint=src.fingerprint, expected=None if src.fingerprint else src.triples,
-                            progress=progress, limits=read_limits(st))
-        return RdfKnowledgeGraph(graph, name=src.name, vocabulary=vocabulary(st))
-    return RdfKnowledgeGraph.load(src.location, name=src.name, vocabulary=vocabulary(st), progress=progress,
-                                  limits=read_limits(st))

@@ -53,15 +53,10 @@ def graph_for(dataset: str, root: Path | None = None) -> str:
 def triple_texts(graph: str, root: Path | None = None) -> list[str]:
     """Every distinct triple of a graph as the thesis's string ``(R1:label, predicate, L2:label)``, graph order:
     the documents a retrieval function searches and the strings the metrics match. ``graph`` is a name
-    (``gv1``, ``gv3_orkg``) or a path to a ``.ttl`` / ORKG export ``.json``."""
-    from hublab.graph.rdf import RdfKnowledgeGraph
+    (``gv1``, ``gv3_orkg``), a path to an RDF file or ORKG export ``.json``, or a SPARQL endpoint URL: whatever
+    ``--graph`` takes, opened as ``hublab run`` opens it."""
+    from hublab.config import settings
+    from hublab.pipeline.resources import load_graph
 
-    path = Path(graph)
-    if path.suffix.lower() in (".ttl", ".json") or path.exists():
-        kg = RdfKnowledgeGraph.load(path)
-    else:
-        from hublab.config import settings
-        from hublab.pipeline.resources import load_graph
-
-        kg = load_graph(graph, settings(root))
+    kg = load_graph(graph, settings(root))
     return list(dict.fromkeys(t.render() for t in kg.triples()))

@@ -14,8 +14,9 @@ from typing import Any
 
 from hublab.config import Settings
 from hublab.config import settings as load_settings
+from hublab.graph.backends import is_url, load_source, resolve_graph
 from hublab.graph.rdf import RdfKnowledgeGraph
-from hublab.graph.source import GraphSource, load_source, model_key, resolve_graph
+from hublab.graph.source import GraphSource, model_key
 from hublab.pipeline.config import PipelineConfig
 from hublab.retrievers.base import Resources
 
@@ -34,7 +35,7 @@ def graph_source(name: str, st: Settings | None = None) -> GraphSource:
     path = Path(name)
     stamp = None
     try:
-        if not name.lower().startswith(("http://", "https://")) and path.is_file():
+        if not is_url(name) and path.is_file():
             stamp = (path.stat().st_size, path.stat().st_mtime_ns)
     except OSError:
         pass
@@ -46,7 +47,8 @@ def graph_source(name: str, st: Settings | None = None) -> GraphSource:
 
 
 def load_graph(name: str, st: Settings | None = None, *, progress: bool = False) -> RdfKnowledgeGraph:
-    """The graph ``--graph`` names, loaded once per process and content (see :func:`graph_source`)."""
+    """The graph ``--graph`` names, loaded once per process and content (see :func:`graph_source`): the graph door
+    (:mod:`hublab.graph.backends`) behind a cache."""
     st = st or load_settings()
     src = graph_source(name, st)
     with _LOCK:
