@@ -186,3 +186,13 @@ def test_an_endpoint_answering_errors_is_retried_a_bounded_number_of_times():
     finally:
         srv.shutdown()
     assert len(calls) == 2
+
+
+def test_instances_of_a_class_are_the_same_read_from_the_store():
+    """A graph read where it lives (no in-memory index, as a live endpoint is) finds a class's instances by the
+    class's IRI, not as an ORKG class of that name: both paths give the same instances."""
+    indexed = RdfKnowledgeGraph.load(EXAMPLE / "graph.ttl")
+    kept = RdfKnowledgeGraph(indexed.graph, name="store", index=False, vocabulary=indexed.vocabulary)
+    for cls in (EX + "Result", ARTICLE):
+        assert sorted(e.uid for e in kept.entities_by_type(cls)) == sorted(e.uid for e in indexed.entities_by_type(cls))
+        assert kept.entities_by_type(cls), cls

@@ -29,6 +29,7 @@ from hublab.graph.vocabulary import (
     ORKG_PREDICATE,
     ORKG_RESOURCE,
     Vocabulary,
+    class_iri,
     fallback_label,
     local_name,
     node_uid,
@@ -330,7 +331,7 @@ class RdfKnowledgeGraph(KnowledgeGraph):
     def entities_by_type(self, type_name: str) -> list[Knowledge]:
         if self._use_index:
             return list(self._by_type.get(type_name, ()))
-        cls_iri = ORKG_CLASS[quote(type_name, safe="")]
+        cls_iri = class_iri(type_name)  # an ORKG class by its name, any other by its IRI (as ``type_name`` gives)
         preds = self.vocabulary.type_predicates
         found = [s for tp in preds for s in self.graph.subjects(tp, cls_iri)]
         if len(preds) > 1:  # an instance named by two type predicates is one instance

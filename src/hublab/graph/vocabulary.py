@@ -22,7 +22,7 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 from rdflib import RDF, RDFS, BNode, Graph, Literal, Namespace, URIRef
 from rdflib.term import Node
@@ -113,6 +113,11 @@ def node_uid(term: Node) -> str:
     if s.startswith(str(ORKG_RESOURCE)):
         return s[len(str(ORKG_RESOURCE)):]
     return "R" + _digits(s)
+
+
+def class_iri(name: str) -> URIRef:
+    """The class a :func:`type_name` names: an IRI as it is, a bare name an ORKG class (``Paper``)."""
+    return URIRef(name) if "://" in name else ORKG_CLASS[quote(name, safe="")]
 
 
 def type_name(term: Node) -> str:
