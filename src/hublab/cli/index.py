@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -54,12 +55,10 @@ def index_cmd(
     if stats_out:
         # timings and build history go to outputs/provenance/: the stats file is a DVC output of the index stage,
         # and a fresh clone that rebuilds the index must reproduce it byte for byte (clean `git status`)
-        timing = {k: v for k, v in stats.items() if _is_timing(k)}
+        index_stats, timing = _split_stats(stats)
         write_provenance(project_root(), f"index-{stats_out.stem}", {"stats": str(stats_out), **timing})
         try:
-            stats_out.parent.mkdir(parents=True, exist_ok=True)
-            write_text_atomic(stats_out, json.dumps({k: v for k, v in stats.items() if not _is_timing(k)}, indent=1,
-                                                    default=str) + "\n")
+            write_text_atomic(stats_out, json.dumps(index_stats, indent=1, default=str) + "\n")
         except OSError as exc:
             raise HubLabError(f"the index is built but writing {stats_out} failed: {exc.strerror or exc}") from None
 
@@ -84,3 +83,20 @@ def _is_timing(key: str) -> bool:
     """Stats that measure the machine (seconds, rates) or the build's history, not the index: a fresh clone's
     clean build and an incremental one describe the same index with the same stats file."""
     return "seconds" in key or key.endswith("_per_s") or key in _HISTORY
+
+
+def _split_stats(stats: dict[str, Any], prefix: str = "") -> tuple[dict[str, Any], dict[str, Any]]:
+    """``stats`` as (the index's stats, the machine's and the build's), at every depth: a collection's own
+    ``skipped``/``evicted`` (``{"nodes": {"skipped": true}}``) is the build's history as the top level's is. The
+    second dict is flat, its nested keys dotted (``nodes.skipped``)."""
+    kept: dict[str, Any] = {}
+    moved: dict[str, Any] = {}
+    for key, value in stats.items():
+        if _is_timing(key):
+            moved[prefix + key] = value
+        elif isinstance(value, dict):
+            kept[key], inner = _split_stats(value, f"{prefix}{key}.")
+            moved.update(inner)
+        else:
+            kept[key] = value
+    return kept, moved
