@@ -54,8 +54,8 @@ def train_cmd(
 
         timing = {k: v for k, v in figures.items() if k.endswith("_s")}
         write_provenance(project_root(), f"train-{record.stem}", {"record": str(record), **timing})
-        write_text_atomic(record, json.dumps({k: v for k, v in figures.items() if k not in timing}, indent=1,
-                                             sort_keys=True))
+        write_text_atomic(record, json.dumps({k: _six_digits(v) for k, v in figures.items() if k not in timing},
+                                             indent=1, sort_keys=True))
     if as_json:
         typer.echo(json.dumps(out, indent=1, sort_keys=True, default=str))
         return
@@ -66,3 +66,9 @@ def train_cmd(
                f"loss {res.val_loss_before:.4f} -> {res.val_loss_after:.4f}")
     if res.version:
         typer.echo(f"registered: models:/{res.registered_model}/{res.version} (MLflow run {res.run_id})")
+
+
+def _six_digits(value: object) -> object:
+    """A committed training figure to 6 significant digits: CPU training's losses move in the 7th digit from run to
+    run (the order of multi-threaded sums), and the file must be the same on every machine."""
+    return float(f"{value:.6g}") if isinstance(value, float) else value
