@@ -58,13 +58,41 @@ def sqlite_file_problem(path: Path) -> str | None:
     """What is wrong with an SQLite database file, read from its 100-byte header (constant time: a full
     ``PRAGMA quick_check`` of a 900 MB MLflow store takes two minutes): not an SQLite database (random bytes, a
     text file), or shorter than its header says (cut short by a copy or a full disk). None when it looks whole, is
-    empty (SQLite starts an empty file afresh) or does not exist."""
+    empty (SQLite starts an empty file afresh) or does not exist.
+
+    A file another process is writing can look cut short for a moment (its header already counts the pages being
+    appended): such a reading is taken again under a read transaction, during which no writer can change the file.
+    """
+    problem = _header_problem(path)
+    if problem is None or not problem.startswith("is cut short"):
+        return problem
+    import sqlite3
+
     try:
-        size = path.stat().st_size
-        if size == 0 or not path.is_file():
+        con = sqlite3.connect(f"file:{path}?mode=rw", uri=True, timeout=SQLITE_LOCK_WAIT_S, isolation_level=None)
+    except sqlite3.Error:
+        return problem
+    try:
+        con.execute("BEGIN")
+        con.execute("SELECT count(*) FROM sqlite_master").fetchall()  # a shared lock: writers wait until it ends
+        return _header_problem(path)
+    except sqlite3.Error:
+        return problem
+    finally:
+        con.close()
+
+
+def _header_problem(path: Path) -> str | None:
+    """:func:`sqlite_file_problem`'s reading of the header and the size (the header first: a writer extends the
+    file before a later reading of its header could count the new pages)."""
+    try:
+        if not path.is_file():
             return None
         with path.open("rb") as f:
             head = f.read(100)
+        size = path.stat().st_size
+        if size == 0:
+            return None
     except FileNotFoundError:
         return None  # not there (yet, or any more): SQLite creates it
     except OSError as exc:
