@@ -58,14 +58,9 @@ QUESTIONS = [
 
 @pytest.fixture()
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    (root / "pipelines").mkdir(parents=True)
-    (root / "params.yaml").write_text(yaml.safe_dump(yaml.safe_load((ROOT / "params.yaml").read_text())))
-    for name in ("bm25", "hublink_local"):
-        (root / "pipelines" / f"{name}.yaml").write_text((ROOT / "pipelines" / f"{name}.yaml").read_text())
-    (root / "graph.ttl").write_text(GRAPH)
-    (root / "q.jsonl").write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS))
-    return root
+    from support.small_projects import small_project
+
+    return small_project(tmp_path, GRAPH, QUESTIONS)
 
 
 def test_a_graph_typed_by_p31_has_its_hub_type_only_with_the_type_predicate(project: Path):
