@@ -22,6 +22,7 @@ from string import Template
 
 import pytest
 
+from hublab.tuning.study import trial_metrics
 from support.mlflow_servers import MLFLOW, start_mlflow_server, stop_mlflow_server
 from support.real_parts import need_module
 
@@ -171,7 +172,7 @@ def test_tune_workers_with_mlflow_milvus_and_optuna_on_servers(tmp_path, shared,
         assert {r.data.tags["mlflow.parentRunId"] for r in children} == {parents[0].info.run_id}
         for t in trials:  # each trial's metrics are its run's
             run = next(r for r in children if r.info.run_name == t.user_attrs["ofat_key"])
-            assert run.data.metrics["recall_triples"] == pytest.approx(t.user_attrs["m:recall_triples"])
+            assert run.data.metrics["recall_triples"] == pytest.approx(trial_metrics(t)["recall_triples"])
             assert run.data.params["vector_store.uri"] == milvus_standalone.uri
         assert not _local_stores(root), _local_stores(root)
         print(f"total {time.monotonic() - t0:.0f} s")

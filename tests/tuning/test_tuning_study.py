@@ -354,3 +354,21 @@ def test_trials_json_holds_sampled_floats_to_twelve_digits():
     assert kept[0] == kept[1]
     assert kept[0][0]["params"] == {"k1": 0.800716447039, "text": "labels", "n": 3}
     assert kept[0][0]["metrics"] == {"recall": 0.5}
+
+
+def test_a_trials_metrics_are_one_attribute_and_old_studies_still_read(tmp_path):
+    """A trial's metrics are stored as one attribute (one storage write, not one per metric); a study written by
+    an earlier HubLab, one ``m:<name>`` attribute per metric, is read the same."""
+    from hublab.tuning.study import METRICS_ATTR, trial_metrics
+
+    storage = f"sqlite:///{tmp_path}/o.db"
+    res = run_study(StudySpec("s", "ofat", storage=storage), BASE, SPACE, Counting())
+    study = optuna.load_study(study_name="s", storage=storage)
+    base = next(t for t in study.trials if t.user_attrs["ofat_key"] == "base")
+    assert not [k for k in base.user_attrs if k.startswith("m:")]
+    assert base.user_attrs[METRICS_ATTR] == pytest.approx(score(BASE))
+    assert trial_metrics(base) == pytest.approx(score(BASE))
+    old = optuna.trial.create_trial(value=0.5, user_attrs={"m:recall_triples": 0.5, "m:runtime": 1.0})
+    assert trial_metrics(old) == {"recall_triples": 0.5, "runtime": 1.0}
+    assert res.table and all(r.recall is not None for r in res.table)
+

@@ -83,11 +83,38 @@ def setup(root: Path, experiment: str) -> str:
         (root / "mlruns").mkdir(parents=True, exist_ok=True)
         _OURS.add(uri)
     mlflow.set_tracking_uri(uri)
-    if not own_store:
-        return _get_or_create_experiment(mlflow, experiment)
-    # Our sqlite store: creating its schema (alembic migrations) and the experiment are not safe to run from two
-    # processes at once (the loser died in a migration), so they run under a file lock.
+    store = _sqlite_identity(uri)
+    known = _SET_UP.get((uri, experiment))
+    if known is not None and store is not None and known[1] == store:
+        return known[0]  # this process set this store and experiment up already (every trial of a study asks)
+    exp_id = _get_or_create_experiment(mlflow, experiment) if not own_store else _set_up_own(root, experiment)
+    if store is not None:
+        _SET_UP[(uri, experiment)] = (exp_id, _sqlite_identity(uri))
+    return exp_id
+
+
+#: (tracking URI, experiment) -> (experiment id, the SQLite file's identity) set up in this process
+_SET_UP: dict[tuple[str, str], tuple[str, tuple[int, int] | None]] = {}
+
+
+def _sqlite_identity(uri: str) -> tuple[int, int] | None:
+    """The SQLite store file's (device, inode): a store deleted or replaced since is set up again. None for a
+    server, and for a file not there yet (then nothing is remembered)."""
+    if not uri.startswith("sqlite:///"):
+        return None
+    try:
+        st = os.stat(uri[len("sqlite:///"):])
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def _set_up_own(root: Path, experiment: str) -> str:
+    """Our sqlite store: creating its schema (alembic migrations) and the experiment are not safe to run from two
+    processes at once (the loser died in a migration), so they run under a file lock."""
     import fcntl
+
+    import mlflow
 
     with open(root / "mlruns" / ".setup.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)

@@ -25,13 +25,23 @@ class QuestionPruner(optuna.pruners.BasePruner):
             raise ValueError(f"p_threshold must be in [0, 1], got {p_threshold}")
         self.p_threshold = p_threshold
         self.n_startup_steps = n_startup_steps
+        self._best: tuple[tuple[int, int], optuna.trial.FrozenTrial] | None = None  # (study id, trial number) -> best
+
+    def _best_trial(self, study: optuna.Study, trial: optuna.trial.FrozenTrial) -> optuna.trial.FrozenTrial:
+        """The study's best trial, looked up once per trial (a storage query each; ~17 checks a trial): a worker's
+        trials run one after another, so no trial of its own finishes while this one runs. Raises ValueError when
+        no trial has finished."""
+        key = (study._study_id, trial.number)  # noqa: SLF001 - the study's identity within its storage
+        if self._best is None or self._best[0] != key:
+            self._best = (key, study.best_trial)
+        return self._best[1]
 
     def prune(self, study: optuna.Study, trial: optuna.trial.FrozenTrial) -> bool:
         mine = trial.intermediate_values
         if len(mine) < max(2, self.n_startup_steps) or not all(math.isfinite(v) for v in mine.values()):
             return False
         try:
-            best = study.best_trial
+            best = self._best_trial(study, trial)
         except ValueError:  # no finished trial yet
             return False
         theirs = best.intermediate_values

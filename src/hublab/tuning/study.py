@@ -56,6 +56,8 @@ from hublab.tuning.study_spec import (  # noqa: F401 (the study's public types, 
 log = logging.getLogger(__name__)
 
 WORKER = f"{socket.gethostname()}:{os.getpid()}"
+#: the trial attribute holding its metrics (name -> value)
+METRICS_ATTR = "metrics"
 _TS = optuna.trial.TrialState
 
 
@@ -162,9 +164,9 @@ def run_study(
         metrics = evaluator(TrialRequest(name, cfg, overrides, report, parent_run_id))
         if metrics.get("_pruned"):
             raise optuna.TrialPruned()
-        for k, v in metrics.items():
-            if isinstance(v, int | float) and not k.startswith("_"):
-                trial.set_user_attr(f"m:{k}", float(v))
+        # one attribute, not one per metric: each is a storage round trip (~30 a trial were a tenth of a BM25 study)
+        trial.set_user_attr(METRICS_ATTR, {k: float(v) for k, v in metrics.items()
+                                           if isinstance(v, int | float) and not k.startswith("_")})
         if spec.limits:  # read by the sampler's constraints_func; an infeasible trial is never the chosen one
             bounds = constraint_values(metrics, spec.limits)
             trial.set_user_attr("constraints", bounds)
@@ -265,7 +267,8 @@ def collect(study: optuna.Study, spec: StudySpec, base_cfg: dict[str, Any], spac
         for t in study.get_trials(deepcopy=False, states=(_TS.COMPLETE,)):
             key = t.user_attrs.get("ofat_key")
             if key:
-                scores[key] = (t.user_attrs.get(f"m:{RECALL}"), t.user_attrs.get(f"m:{HITS}"))
+                measured = trial_metrics(t)
+                scores[key] = (measured.get(RECALL), measured.get(HITS))
         result.table, result.chosen = ofat_table(space, base_cfg, scores)
         result.pending = [t.key for t in ofat_list if t.key not in scores]
         if result.pending:  # a factor is only decided once all its values (and the base) are measured
@@ -302,9 +305,17 @@ def _row(t: optuna.trial.FrozenTrial, params: dict[str, Param]) -> dict[str, Any
         "name": t.user_attrs.get("ofat_key", f"trial-{t.number}"),
         "params": {p: params[p].to_value(v) if p in params else v for p, v in t.params.items()},
         "values": list(t.values) if t.values else None,
-        "metrics": {k[2:]: v for k, v in t.user_attrs.items() if k.startswith("m:")},
+        "metrics": trial_metrics(t),
         "feasible": bool(t.user_attrs.get("feasible", True)),
     }
+
+
+def trial_metrics(t: optuna.trial.FrozenTrial) -> dict[str, float]:
+    """A finished trial's metrics: the ``metrics`` attribute, or (a study run by an earlier HubLab) one ``m:<name>``
+    attribute per metric."""
+    if isinstance(found := t.user_attrs.get(METRICS_ATTR), dict):
+        return dict(found)
+    return {k[2:]: v for k, v in t.user_attrs.items() if k.startswith("m:")}
 
 
 def _trial_rows(study: optuna.Study, params: dict[str, Param]) -> list[dict[str, Any]]:
