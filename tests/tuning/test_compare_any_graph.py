@@ -23,7 +23,7 @@ def mine(tmp_path: Path, monkeypatch) -> Path:
     root = tmp_path / "project"
     (root / "pipelines").mkdir(parents=True)
     (root / "params.yaml").write_text((ROOT / "params.yaml").read_text())
-    for name in ("hublink_local", "bm25"):
+    for name in ("hublink_local", "bm25", "vss"):
         (root / "pipelines" / f"{name}.yaml").write_text((ROOT / "pipelines" / f"{name}.yaml").read_text())
     share_embedding_cache(root)
     folder = tmp_path / "mine"
@@ -103,6 +103,32 @@ def test_compare_on_a_users_graph_splits_tunes_per_fold_and_writes_every_format(
     runs = mlflow.search_runs([exp.experiment_id], filter_string="tags.`hublab.role` = 'comparison'",
                               output_format="list")
     assert len(runs) == 1
+
+
+@pytest.mark.slow  # two comparisons (2 methods x 2 folds x 2 trials, MiniLM), one in two spawned job processes
+def test_studies_in_two_job_processes_give_the_comparison_one_process_gives(mine: Path):
+    """All folds' studies share one pool; a method's folds run in one process, so its Milvus Lite index (VSS: one
+    index file, opened by one process at a time) is never asked for by two (it was, when the folds' studies were
+    handed to whichever process was free). The studies are seeded: the table and tuned files are the same."""
+    questions = _questions(mine)
+    common = ["compare", "--graph", "graph.ttl", "--dataset", questions, "--pipelines", "vss,bm25", "--n-trials", "2",
+              "--folds", "2"]
+    # two job processes first: the one-process run leaves this (test) process holding the indices it opened
+    two = _invoke([*common, "--out", "two", "--jobs", "2", "--storage", f"sqlite:///{mine / 'two.db'}",
+                   "--experiment", "compare-two"])
+    assert two.exit_code == 0, two.output
+    one = _invoke([*common, "--out", "one", "--jobs", "1", "--storage", f"sqlite:///{mine / 'one.db'}"])
+    assert one.exit_code == 0, one.output
+    assert "fold 2/2 · vss:" in two.output and "fold 2/2 · bm25:" in two.output  # each study is told as it ends
+
+    def same(path: str, run: str) -> str:  # the run's own folder and storage named alike
+        return (mine / run / path).read_text().replace(f"{run}/", "RUN/").replace(f"{run}.db", "RUN.db")
+
+    assert same("methods.csv", "one") == same("methods.csv", "two")
+    for fold in ("1", "2"):
+        for method in ("vss", "bm25"):
+            tuned = f"folds/{fold}/tuned/{method}.yaml"
+            assert same(tuned, "one") == same(tuned, "two"), (fold, method)
 
 
 def test_an_output_folder_that_is_a_file_is_refused_before_any_work(mine: Path):

@@ -1,4 +1,5 @@
-"""``tune-all --jobs N``: the studies run at once, each in its own spawned job process, and stopped together.
+"""``tune-all --jobs N``: the studies run at once in spawned job processes (a method's studies in one), and stopped
+together.
 
 The process target (``_job``) and initializer (``_job_process_init``) are module-level functions: a spawned process
 finds them by importing this module."""
@@ -17,59 +18,92 @@ from hublab.tuning._fair_method import tune_method
 from hublab.tuning._fair_types import MethodOutcome, MethodPlan, TuneAllRequest
 
 
-def run_jobs(plans: list[MethodPlan], req: TuneAllRequest, st: Settings, jobs: int,
-             on_method: Callable[[MethodOutcome], Any] | None) -> list[MethodOutcome]:
-    """Every plan's study in a pool of ``jobs`` processes; ``on_method`` hears of each as it ends. Returns the
-    outcomes in the order of ``plans``; the first study to fail cancels those not started and is raised."""
+def run_jobs(groups: list[list[tuple[MethodPlan, TuneAllRequest]]], st: Settings, jobs: int,
+             on_method: Callable[[int, int, MethodOutcome], Any] | None) -> list[list[MethodOutcome]]:
+    """Every group of studies in one pool of ``jobs`` processes, a group's studies one after another in one
+    process, the groups taken in the order given; ``on_method(g, j, outcome)`` hears of group ``g``'s ``j``-th study
+    as it ends. Returns each group's outcomes in its order; the first study to fail cancels the groups not started
+    and is raised.
+
+    A group is one method's studies (its folds, in a comparison): a method's Milvus Lite index can be open in one
+    process only, and a job process keeps what it opened for its next study."""
     import multiprocessing
+    import queue as queues
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
-    quiet = replace(req, progress=False, outcomes=[])  # one process's progress bar, not several interleaved
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
-                             initializer=_job_process_init) as pool:
-        futures = {pool.submit(_job, plan, quiet, st): i for i, plan in enumerate(plans)}
+    ctx = multiprocessing.get_context("spawn")
+    said: Any = ctx.Queue()  # (group, position, outcome) of each study as it ends, from the job processes
+
+    def hear() -> None:
+        while True:
+            try:
+                g, j, outcome = said.get_nowait()
+            except queues.Empty:
+                return
+            if on_method is not None:
+                on_method(g, j, outcome)
+
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_job_process_init,
+                             initargs=(said,)) as pool:
+        # one process's progress bar, not several interleaved
+        futures = {pool.submit(_job, g, [(plan, replace(req, progress=False, outcomes=[])) for plan, req in group],
+                               st): g for g, group in enumerate(groups)}
         pending = set(futures)
         try:
             while pending:  # each study is reported when it ends (FIRST_EXCEPTION would wait for all of them)
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+                hear()
                 for fut in sorted(done, key=futures.__getitem__):
                     if fut.exception() is not None:
                         for other in pending:
-                            other.cancel()  # studies not started yet; running ones finish (their trials are saved)
+                            other.cancel()  # groups not started yet; running ones finish (their trials are saved)
                         raise fut.exception()  # type: ignore[misc]
-                    if on_method is not None:
-                        on_method(fut.result())
         except KeyboardInterrupt:  # Ctrl-C, SIGTERM, SIGHUP: the job processes end too, each marking its trial
             _stop_jobs(pool)
             raise
+    hear()
     return [fut.result() for fut in sorted(futures, key=futures.__getitem__)]
 
 
-def _job(plan: MethodPlan, req: TuneAllRequest, st: Settings) -> MethodOutcome:
-    """One study in a job process. Interrupted (its parent's SIGTERM, or its parent's death), the study's own
-    handlers end its trial and runs first; then the process exits, instead of handing the interrupt back as the
-    task's result and waiting for more work from a parent that may be gone."""
+#: the queue a job process tells its parent of each study's end through (set by ``_job_process_init``)
+_SAID: Any = None
+
+
+def _job(g: int, group: list[tuple[MethodPlan, TuneAllRequest]], st: Settings) -> list[MethodOutcome]:
+    """One group's studies in a job process, one after another, each told to the parent as it ends. Interrupted
+    (its parent's SIGTERM, or its parent's death), the study's own handlers end its trial and runs first; then the
+    process exits, instead of handing the interrupt back as the task's result and waiting for more work from a
+    parent that may be gone."""
     from hublab.signals import busy
 
+    outcomes = []
     try:
         with busy():
-            return tune_method(plan, req, st, None)
+            for j, (plan, req) in enumerate(group):
+                outcomes.append(tune_method(plan, req, st, None))
+                if _SAID is not None:
+                    _SAID.put((g, j, outcomes[-1]))
+        return outcomes
     except KeyboardInterrupt as exc:
         from hublab.signals import describe
 
         os._exit(describe(exc)[1])
 
 
-def _job_process_init() -> None:
+def _job_process_init(said: Any = None) -> None:
     """A job process handles SIGTERM/SIGHUP as Ctrl-C (its running trial and study run end KILLED, not RUNNING), and
     on Linux is killed when the process that started it dies, even by ``kill -9`` (it held a Milvus Lite index for 17
     minutes after its parent was gone). SIGKILL, not SIGTERM: a process busy in C code (a model load, a locked
     database) runs no Python signal handler until it returns, and under load that was over a minute; a study whose
-    worker vanished is recovered by its heartbeats (the trial failed and retried on the next start)."""
+    worker vanished is recovered by its heartbeats (the trial failed and retried on the next start). ``said``: the
+    queue each study's end is told through."""
     import signal
     import sys
 
     from hublab.signals import exit_when_idle, interrupt_on_termination
+
+    global _SAID
+    _SAID = said
 
     interrupt_on_termination()
     exit_when_idle()  # a job process still waiting for its study, or done with it, has nothing to mark

@@ -37,7 +37,7 @@ from hublab.tuning._fair_types import (
 
 __all__ = ["BOUND_PATH", "COLUMNS", "DEFAULT_BOUND", "DEFAULT_DATASET", "DEFAULT_SEED", "DEFAULT_TRIALS", "OBJECTIVE",
            "STUDY_PREFIX", "MethodOutcome", "MethodPlan", "TuneAllRequest", "best_within", "markdown", "plan_methods",
-           "study_name", "tune_all", "within_budget", "write_tuned"]
+           "study_name", "tune_all", "tune_many", "within_budget", "write_tuned"]
 
 
 def plan_methods(pipelines: list[Path], *, n_trials: int, bound: int, shape: bool = False) -> list[MethodPlan]:
@@ -85,9 +85,47 @@ def tune_all(req: TuneAllRequest, *, settings: Settings | None = None, evaluator
     score is the one a single job gives; only the trials' durations grow with the sharing. Most of a trial is
     single-threaded Python, so two studies keep both of CI's 2 cores busy. A custom ``evaluator`` (tests) runs
     in this process, one study after another."""
+    return tune_many([req], settings=settings, evaluator=evaluator,
+                     on_method=None if on_method is None else (lambda _i, o: on_method(o)))[0]
+
+
+def tune_many(reqs: list[TuneAllRequest], *, settings: Settings | None = None, evaluator: Any = None,
+              on_method: Callable[[int, MethodOutcome], Any] | None = None) -> list[list[MethodOutcome]]:
+    """:func:`tune_all` for several requests (the folds of a comparison) whose studies share one pool of
+    ``jobs`` processes (the first request's ``jobs``), a method's studies one after another in one process (its
+    Milvus Lite index opens in one process only): each process imports HubLab and loads its models once, not once
+    per request, and no request waits for another's slowest study. Returns each request's outcomes in the
+    order of its pipelines; ``on_method(i, outcome)`` hears of each study of request ``i`` as it ends. Every request
+    is checked before any study starts."""
     from hublab.config import settings as load_settings
 
     st = settings or load_settings()
+    work = [(i, plan) for i, req in enumerate(reqs) for plan in _checked_plans(req)]
+    # one group per method, its requests' studies in request order: one process holds a method's index
+    groups: dict[str, list[int]] = {}
+    for k, (_i, plan) in enumerate(work):
+        groups.setdefault(plan.method, []).append(k)
+    jobs = min(max(1, reqs[0].jobs if reqs else 1), len(groups) or 1)
+    outcomes: list[list[MethodOutcome]] = [[] for _ in reqs]
+    if jobs == 1 or evaluator is not None:
+        for i, plan in work:
+            outcomes[i].append(tune_method(plan, reqs[i], st, evaluator))
+            if on_method is not None:
+                on_method(i, outcomes[i][-1])
+        return outcomes
+    from hublab.tuning._fair_jobs import run_jobs
+
+    order = list(groups.values())
+    done = run_jobs([[(work[k][1], reqs[work[k][0]]) for k in ks] for ks in order], st, jobs,
+                    None if on_method is None else (lambda g, j, o: on_method(work[order[g][j]][0], o)))
+    by_position = {k: o for ks, outs in zip(order, done, strict=True) for k, o in zip(ks, outs, strict=True)}
+    for k, (i, _plan) in enumerate(work):
+        outcomes[i].append(by_position[k])
+    return outcomes
+
+
+def _checked_plans(req: TuneAllRequest) -> list[MethodPlan]:
+    """The request's method plans, or InputError for an unknown pruner or a ``--hub-type`` no method takes."""
     plans = plan_methods(req.pipelines, n_trials=req.n_trials, bound=req.bound, shape=req.shape_space)
     if req.pruner not in ("wilcoxon", "none"):
         raise InputError(f"unknown pruner {req.pruner!r}; expected wilcoxon or none", field="--pruner")
@@ -97,17 +135,7 @@ def tune_all(req: TuneAllRequest, *, settings: Settings | None = None, evaluator
         if not any(has_hub_types(p.method) for p in plans):
             raise InputError("--hub-type applies to methods with hub types (HubLink); none of "
                              f"{[p.method for p in plans]} has them", field="--hub-type")
-    jobs = min(max(1, req.jobs), len(plans))
-    if jobs == 1 or evaluator is not None:
-        outcomes = []
-        for plan in plans:
-            outcomes.append(tune_method(plan, req, st, evaluator))
-            if on_method is not None:
-                on_method(outcomes[-1])
-        return outcomes
-    from hublab.tuning._fair_jobs import run_jobs
-
-    return run_jobs(plans, req, st, jobs, on_method)
+    return plans
 
 
 def _shown(v: Any) -> Any:

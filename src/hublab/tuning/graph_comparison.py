@@ -3,7 +3,7 @@ settings, and how sure that is.
 
 The questions are split first (:mod:`hublab.datasets.split`: k-fold cross-validation below 100 questions, one
 seeded split above, or a fixed selection set), and the split is written before any work (``split.json``). In each
-fold every LLM-free method is tuned with the same budget on the selection questions only (:func:`tune_all`: the
+fold every LLM-free method is tuned with the same budget on the selection questions only (:func:`tune_many`: the
 same TPE studies, pruning and index reuse as the thesis comparison, here over ``search_space`` and
 ``shape_space``), then its default and its tuned configuration are scored on that fold's report questions at the
 output bound. The report questions of all folds are pooled (each question scored by a configuration tuned without
@@ -27,7 +27,7 @@ from hublab.experiment.comparison import default_vs_tuned as dvt
 from hublab.experiment.comparison.display import display_name
 from hublab.experiment.comparison.statistics import add_statistics
 from hublab.reports import tables
-from hublab.tuning.fair import DEFAULT_BOUND, DEFAULT_SEED, MethodOutcome, TuneAllRequest, tune_all
+from hublab.tuning.fair import DEFAULT_BOUND, DEFAULT_SEED, MethodOutcome, TuneAllRequest, tune_many
 
 #: trials per method and fold unless told otherwise (a user's graph: smaller than the thesis's 40, per fold)
 DEFAULT_TRIALS = 20
@@ -164,28 +164,27 @@ def _fold_files(pairs: list[Any], split: Split, out: Path) -> list[_FoldFiles]:
 
 def _tune_folds(req: CompareRequest, st: Settings, pipelines: list[Path], files: list[_FoldFiles], out: Path,
                 say: Callable[[str], None]) -> list[list[MethodOutcome]]:
+    """Every method's study on every fold's selection questions, all folds' studies in one pool of ``req.jobs``."""
     t0 = time.perf_counter()
     done = 0
     total = len(pipelines) * len(files)
-    studies = []
-    for f in files:
-        def said(o: MethodOutcome, f: _FoldFiles = f) -> None:
-            nonlocal done
-            done += 1
-            elapsed = time.perf_counter() - t0
-            left = elapsed / done * (total - done)
-            best = "-" if o.best_value is None else f"{o.best_value:.4f}"
-            default = "-" if o.default_value is None else f"{o.default_value:.4f}"
-            say(f"fold {f.index}/{len(files)} · {o.plan.method}: {o.trials} trials finished, {o.pruned} pruned; "
-                f"MAP@10 on the selection questions default {default}, best {best}; {o.wall_s:.0f} s "
-                f"[{done}/{total} studies, {elapsed / 60:.1f} min, about {left / 60:.1f} min of tuning left]")
 
-        studies.append(tune_all(TuneAllRequest(
-            pipelines, n_trials=req.n_trials, seed=req.seed, dataset=str(f.select), bound=req.bound,
-            out_dir=out / "folds" / str(f.index) / "tuned", storage=req.storage, fresh=req.fresh, progress=False,
-            reports_dir=out / "folds" / str(f.index) / "studies", graph=req.graph, hub_types=list(req.hub_types),
-            jobs=req.jobs, pruner=req.pruner, shape_space=req.shape_space), settings=st, on_method=said))
-    return studies
+    def said(i: int, o: MethodOutcome) -> None:
+        nonlocal done
+        done += 1
+        elapsed = time.perf_counter() - t0
+        left = elapsed / done * (total - done)
+        best = "-" if o.best_value is None else f"{o.best_value:.4f}"
+        default = "-" if o.default_value is None else f"{o.default_value:.4f}"
+        say(f"fold {files[i].index}/{len(files)} · {o.plan.method}: {o.trials} trials finished, {o.pruned} pruned; "
+            f"MAP@10 on the selection questions default {default}, best {best}; {o.wall_s:.0f} s "
+            f"[{done}/{total} studies, {elapsed / 60:.1f} min, about {left / 60:.1f} min of tuning left]")
+
+    return tune_many([TuneAllRequest(
+        pipelines, n_trials=req.n_trials, seed=req.seed, dataset=str(f.select), bound=req.bound,
+        out_dir=out / "folds" / str(f.index) / "tuned", storage=req.storage, fresh=req.fresh, progress=False,
+        reports_dir=out / "folds" / str(f.index) / "studies", graph=req.graph, hub_types=list(req.hub_types),
+        jobs=req.jobs, pruner=req.pruner, shape_space=req.shape_space) for f in files], settings=st, on_method=said)
 
 
 def _score(req: CompareRequest, st: Settings, pipelines: list[Path], files: list[_FoldFiles],
