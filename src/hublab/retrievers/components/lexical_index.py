@@ -1,4 +1,5 @@
-"""A BM25 index (rank-bm25) over retrieval units, and the base of the lexical methods (``bm25``, ``hybrid``).
+"""A BM25 index (rank-bm25's Okapi scores, held as postings arrays) over retrieval units, and the base of the lexical
+methods (``bm25``, ``hybrid``).
 
 Tokenisation drops :data:`~hublab.retrievers.components.question_text.STOPWORDS`: BM25's idf already
 down-weights them, but question words dominate short triple texts.
@@ -6,6 +7,8 @@ down-weights them, but question words dominate short triple texts.
 
 from __future__ import annotations
 
+import math
+from array import array
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -33,54 +36,96 @@ def resolve_units(resources: Resources, kind: str, *, add_rel: bool, types: list
     return triple_units(g.triples(), graph=g, triple_text=triple_text, context=context)
 
 
-#: rank-bm25's Okapi defaults (Robertson & Zaragoza's usual k1 in [1.2, 2.0], b = 0.75)
-DEFAULT_K1, DEFAULT_B = 1.5, 0.75
+#: rank-bm25's Okapi defaults (Robertson & Zaragoza's usual k1 in [1.2, 2.0], b = 0.75); its idf floor is
+#: ``EPSILON`` times the average idf, for words in over half the documents
+DEFAULT_K1, DEFAULT_B, EPSILON = 1.5, 0.75, 0.25
 
 
 class BM25Index:
-    """Okapi BM25 over unit texts; ``k1`` (term-frequency saturation) and ``b`` (length normalisation) are the
-    method's two real knobs."""
+    """Okapi BM25 over unit texts, as rank-bm25's ``BM25Okapi`` scores it, held as postings arrays.
+
+    ``k1`` (term-frequency saturation) and ``b`` (length normalisation) are the method's two real knobs. The scores
+    are rank-bm25's to the bit: the same idf (its floor included, summed in the same word order) and the same
+    per-document float operations in the same order; a document without a query word adds exactly 0. What differs
+    is the layout: one array of (word, document, count) postings sorted by word instead of rank-bm25's dict per
+    document, and a query touches only its words' postings and sorts only the documents that scored (not a score
+    per unit, sorted whole), so its cost follows the postings it reads, not the corpus size.
+    ``tests/retrievers/test_bm25_index.py`` holds it to rank-bm25 itself."""
 
     def __init__(self, units: list[Unit], *, k1: float = DEFAULT_K1, b: float = DEFAULT_B) -> None:
-        from rank_bm25 import BM25Okapi
-
         self.units = units
-        corpus = [tokenize(u.text) or ["_"] for u in units]
-        self.bm25 = BM25Okapi(corpus, k1=k1, b=b) if corpus else None
-        self._postings: dict[str, tuple[np.ndarray, np.ndarray]] | None = None
+        self.k1, self.b = float(k1), float(b)
+        words: dict[str, int] = {}  # word -> id, in order of first occurrence (rank-bm25's idf summing order)
+        # 8 bytes a posting while the units are read (Python ints in lists were ~36)
+        post_word, post_doc, post_tf, lengths = array("q"), array("q"), array("q"), array("q")
+        for i, unit in enumerate(units):
+            tokens = tokenize(unit.text) or ["_"]
+            lengths.append(len(tokens))
+            counts: dict[str, int] = {}
+            for w in tokens:
+                counts[w] = counts.get(w, 0) + 1
+            for w, tf in counts.items():
+                post_word.append(words.setdefault(w, len(words)))
+                post_doc.append(i)
+                post_tf.append(tf)
+        self.corpus_size = len(units)
+        self._doc_len = np.frombuffer(lengths, dtype=np.int64) if lengths else np.empty(0, dtype=np.int64)
+        word_ids = np.frombuffer(post_word, dtype=np.int64) if post_word else np.empty(0, dtype=np.int64)
+        order = np.argsort(word_ids, kind="stable")  # each word's postings together, documents ascending
+        self._docs = np.frombuffer(post_doc, dtype=np.int64)[order] if post_doc else np.empty(0, dtype=np.int64)
+        self._tfs = np.frombuffer(post_tf, dtype=np.int64)[order].astype(np.float64) if post_tf else np.empty(0)
+        df = np.bincount(word_ids, minlength=len(words))
+        self._start = np.concatenate(([0], np.cumsum(df)))
+        self._word = words
+        self.avgdl = int(self._doc_len.sum()) / self.corpus_size if units else 0.0
+        self.idf = self._idf(df.tolist())
 
-    def _scores(self, tokens: list[str]) -> np.ndarray:
-        """rank-bm25's ``get_scores`` computed over each token's postings only: the same per-document float
-        operations in the same order (a document without the token adds exactly 0), so the same scores, without
-        rank-bm25's Python loop over every document per query token (~0.15 s per question on GV1)."""
-        bm = self.bm25
-        assert bm is not None
-        if self._postings is None:
-            docs: dict[str, list[int]] = {}
-            tfs: dict[str, list[int]] = {}
-            for i, freqs in enumerate(bm.doc_freqs):
-                for word, tf in freqs.items():
-                    docs.setdefault(word, []).append(i)
-                    tfs.setdefault(word, []).append(tf)
-            self._postings = {w: (np.asarray(docs[w]), np.asarray(tfs[w], dtype=float)) for w in docs}
-            self._doc_len = np.array(bm.doc_len)
-        score = np.zeros(bm.corpus_size)
+    def _idf(self, df: list[int]) -> list[float]:
+        """rank-bm25's ``BM25Okapi._calc_idf``: log((N - n + 0.5) / (n + 0.5)) as a difference of logs, negative
+        values raised to ``EPSILON`` times the average (summed word by word in first-occurrence order)."""
+        n = self.corpus_size
+        idf = [math.log(n - f + 0.5) - math.log(f + 0.5) for f in df]
+        if not idf:
+            return idf
+        total = 0.0
+        for v in idf:
+            total += v
+        eps = EPSILON * (total / len(idf))
+        return [eps if v < 0 else v for v in idf]
+
+    def _scores(self, tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(documents, scores) of the documents that contain a query word; every other document scores 0."""
+        parts = []
         for q in tokens:
-            post = self._postings.get(q)
-            if post is None:
-                continue
-            idx, tf = post
+            w = self._word.get(q)
+            if w is not None:
+                parts.append((w, slice(self._start[w], self._start[w + 1])))
+        if not parts:
+            return np.empty(0, dtype=np.int64), np.empty(0)
+        docs = np.unique(np.concatenate([self._docs[sl] for _w, sl in parts]))
+        score = np.zeros(len(docs))
+        k1, b = self.k1, self.b
+        for w, sl in parts:
+            idx, tf = self._docs[sl], self._tfs[sl]
             dl = self._doc_len[idx]
-            score[idx] += (bm.idf.get(q) or 0) * (tf * (bm.k1 + 1) / (tf + bm.k1 * (1 - bm.b + bm.b * dl / bm.avgdl)))
-        return score
+            score[np.searchsorted(docs, idx)] += (self.idf[w] or 0) * (
+                tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / self.avgdl)))
+        return docs, score
 
     def search(self, query: str, k: int) -> list[tuple[Unit, float]]:
+        """The ``k`` best units with a positive score, best first; ties in the order of the units."""
         tokens = tokenize(query)
-        if self.bm25 is None or not tokens:
+        if not self.units or not tokens or k <= 0:
             return []
-        scores = self._scores(tokens)
-        order = np.argsort(-scores, kind="stable")[:k]
-        return [(self.units[int(i)], float(scores[i])) for i in order if scores[i] > 0]
+        docs, score = self._scores(tokens)
+        keep = score > 0
+        docs, score = docs[keep], score[keep]
+        if len(docs) > k:  # only the k best are sorted (the k-th score's ties all kept, then cut in unit order)
+            kth = np.partition(score, len(score) - k)[len(score) - k]
+            keep = score >= kth
+            docs, score = docs[keep], score[keep]
+        order = np.lexsort((docs, -score))[:k]
+        return [(self.units[int(docs[i])], float(score[i])) for i in order]
 
 
 @dataclass(frozen=True)

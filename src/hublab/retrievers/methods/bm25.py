@@ -10,7 +10,8 @@ from hublab.retrievers.components.results import empty
 
 
 class BM25Retriever(LexicalRetriever):
-    """Okapi BM25 (rank-bm25) ranking; not in the thesis, a lexical reference point.
+    """Okapi BM25 ranking (rank-bm25's ``BM25Okapi`` scores:
+    :class:`~hublab.retrievers.components.lexical_index.BM25Index`); not in the thesis, a lexical reference point.
 
     Parameters: :class:`~hublab.retrievers.components.lexical_index.LexicalParams` (``units``, ``add_rel``,
     ``candidate_types``, ``n_results``, ``k1``, ``b``, ``triple_text``, ``context``).

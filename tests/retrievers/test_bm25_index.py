@@ -1,0 +1,93 @@
+"""BM25 as postings arrays (issue #56): the same scores, to the bit, and the same ranking as rank-bm25's
+``BM25Okapi`` (the implementation HubLab's committed BM25, hybrid and HubLink-rerank numbers were measured with),
+on the GV3 export's triples, on an example graph of another shape, and on corpora built to hit the corners: words in
+over half the documents (rank-bm25's idf floor), repeated query words, ties at the k-th place, no match."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from rank_bm25 import BM25Okapi
+
+from hublab.graph.rdf import RdfKnowledgeGraph
+from hublab.retrievers.components.lexical_index import BM25Index, tokenize
+from hublab.retrievers.components.units import Unit, triple_units
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+#: the last reference index (one corpus at a time), with its units, so that their id is not reused
+_BUILT: dict[tuple[int, float, float], tuple[list[Unit], BM25Okapi]] = {}
+
+
+def _reference(units: list[Unit], query: str, k: int, k1: float = 1.5, b: float = 0.75) -> list[tuple[int, float]]:
+    """rank-bm25's scores of every unit, ranked by a stable sort on the score, the non-positive ones dropped."""
+    key = (id(units), k1, b)
+    if key not in _BUILT:
+        _BUILT.clear()
+        _BUILT[key] = (units, BM25Okapi([tokenize(u.text) or ["_"] for u in units], k1=k1, b=b))
+    bm = _BUILT[key][1]
+    tokens = tokenize(query)
+    if not tokens:
+        return []
+    scores = bm.get_scores(tokens)
+    order = np.argsort(-scores, kind="stable")[:k]
+    return [(int(i), float(scores[i])) for i in order if scores[i] > 0]
+
+
+def _ours(index: BM25Index, query: str, k: int) -> list[tuple[int, float]]:
+    position = {id(u): i for i, u in enumerate(index.units)}
+    return [(position[id(u)], s) for u, s in index.search(query, k)]
+
+
+def _units(texts: list[str]) -> list[Unit]:
+    return [Unit(f"u{i}", t, node_id=f"u{i}") for i, t in enumerate(texts)]
+
+
+def _questions(graph: RdfKnowledgeGraph, n: int) -> list[str]:
+    """Queries made of the graph's own labels (seeded), so most of them match many units."""
+    rng = np.random.default_rng(0)
+    labels = sorted({e.text for e in graph.entities() if e.text})
+    picks = rng.choice(len(labels), size=(n, 2))
+    return [f"{labels[a]} {labels[b]}" for a, b in picks]
+
+
+@pytest.mark.parametrize("k1,b", [(1.5, 0.75), (0.9, 0.4), (2.0, 1.0), (1.2, 0.0)])
+def test_scores_and_ranking_are_rank_bm25s_on_gv3(gv3_orkg_graph, k1: float, b: float):
+    units = triple_units(gv3_orkg_graph.triples(), graph=gv3_orkg_graph)
+    index = BM25Index(units, k1=k1, b=b)
+    for query in ["Which papers use a case study as evaluation method?", "software architecture", "paper paper",
+                  *_questions(gv3_orkg_graph, 25)]:
+        for k in (1, 10, 100, len(units)):
+            assert _ours(index, query, k) == _reference(units, query, k, k1, b), (query, k)
+
+
+def test_scores_and_ranking_are_rank_bm25s_on_a_graph_of_another_shape():
+    graph = RdfKnowledgeGraph.load(ROOT / "examples" / "graphs" / "events" / "graph.jsonld")
+    units = triple_units(graph.triples(), graph=graph)
+    index = BM25Index(units)
+    for query in _questions(graph, 40):
+        assert _ours(index, query, 20) == _reference(units, query, 20), query
+
+
+def test_the_idf_floor_repeated_words_and_ties():
+    # "common" is in 4 of 5 documents: its raw idf is negative, and rank-bm25 raises it to 0.25 x the average idf
+    texts = ["common alpha", "common alpha", "common beta beta", "common gamma", "delta", "alpha alpha"]
+    units = _units(texts)
+    index = BM25Index(units)
+    for query in ["common", "common common alpha", "alpha", "beta gamma", "alpha common beta", "zeta", "delta alpha"]:
+        for k in (1, 2, 3, 10):
+            assert _ours(index, query, k) == _reference(units, query, k), (query, k)
+    # units 0 and 1 are the same text: they tie, the earlier first, and a cut at one keeps only unit 0
+    both = _ours(index, "common alpha", 10)
+    assert [i for i, _ in both[:2]] == [0, 1] and both[0][1] == both[1][1]
+    assert [i for i, _ in _ours(index, "common alpha", 1)] == [0]
+
+
+def test_nothing_to_rank():
+    assert BM25Index([]).search("anything", 10) == []
+    index = BM25Index(_units(["alpha beta"]))
+    assert index.search("", 10) == [] and index.search("omega", 10) == [] and index.search("alpha", 0) == []
+    assert _ours(index, "alpha", 10) == _reference(index.units, "alpha", 10)
