@@ -55,12 +55,42 @@ def test_gv3_over_the_endpoint_is_the_file_graph(oxigraph, gv3_file: Path, tmp_p
     url = oxigraph(gv3_file)
     st = _settings(tmp_path)
     src = resolve_graph(url, st)
-    assert src.kind == "endpoint" and src.triples and src.name.startswith("127_0_0_1-")
+    assert src.kind == "endpoint" and src.triples and src.name.startswith("sparql-")
     assert resolve_graph(url, st).name == src.name  # the fingerprint is stable
     over = load_source(src, st)
     assert _dump(over) == _dump(RdfKnowledgeGraph.load(gv3_file))
     other = resolve_graph(oxigraph(EXAMPLE / "graph.ttl"), st)
     assert other.name != src.name and other.digest != src.digest
+
+
+def test_the_same_graph_on_two_ports_reuses_one_index(oxigraph, gv3_file: Path, tmp_path: Path):
+    """Issue #56: an endpoint's index is keyed by its content, not its URL: a second server (another port) holding
+    the same graph finds the first one's VSS index (Milvus Lite, on disk) and builds nothing."""
+    from hublab.pipeline.resources import index_path
+
+    copy = tmp_path / "same.ttl"
+    copy.write_bytes(gv3_file.read_bytes())
+    first, second = oxigraph(gv3_file), oxigraph(copy)
+    assert first != second
+    st = _settings(tmp_path)
+    a, b = resolve_graph(first, st), resolve_graph(second, st)
+    assert (a.name, a.digest, a.index_name) == (b.name, b.digest, b.index_name)
+    assert index_path(st, first, "vss") == index_path(st, second, "vss")
+
+    def index(url: str) -> dict:
+        path = index_path(st, url, "vss")
+        vs = build_vector_store({"uri": None}, path)
+        res = Resources(graph=load_source(resolve_graph(url, st), st), embedder=HashingEmbedder(), llm=None,
+                        vector_store=vs, index_name=f"vss_{resolve_graph(url, st).index_name}",
+                        cache_dir=str(tmp_path / ".cache"), index_dir=str(path.parent), root_entity_ids=[])
+        try:
+            return build_retriever("vss", res, {}, source="test").index(progress=False)
+        finally:
+            vs.close()
+
+    built, again = index(first), index(second)
+    assert [s["skipped"] for s in built.values()] == [False] * len(built)
+    assert [s["skipped"] for s in again.values()] == [True] * len(again)
 
 
 def _methods() -> list[tuple[str, str, dict]]:

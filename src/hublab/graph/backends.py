@@ -21,7 +21,6 @@ from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
-from urllib.parse import urlsplit
 
 from rdflib import Graph
 
@@ -138,7 +137,8 @@ class RdfFileGraph(GraphBackend):
 
 class SparqlEndpointGraph(GraphBackend):
     """A SPARQL 1.1 endpoint URL: read whole, checked against the fingerprint it had when resolved; named
-    ``<host>-<12 hex of URL and fingerprint>``."""
+    ``sparql-<12 hex of the fingerprint>``. The name, and so the index folders and run identities, follow the
+    content, not the URL: the same graph served on another port or host reuses its indices and run checkpoints."""
 
     kinds = ("endpoint",)
 
@@ -149,11 +149,9 @@ class SparqlEndpointGraph(GraphBackend):
         loc = str(arg)
         ep = SparqlEndpoint(loc, endpoint_settings(st))
         count, content = ep.fingerprint()
-        parts = urlsplit(loc)
-        bare = f"{parts.scheme}://{parts.hostname}{':' + str(parts.port) if parts.port else ''}{parts.path}"
         model = model_key(st)
-        digest = _with_model(hashlib.sha256(f"{bare}\n{content}".encode()).hexdigest(), model)
-        return GraphSource(loc, "endpoint", loc, f"{_slug(parts.hostname or 'endpoint')}-{digest[:12]}", digest,
+        digest = _with_model(hashlib.sha256(f"sparql endpoint\n{content}".encode()).hexdigest(), model)
+        return GraphSource(loc, "endpoint", loc, f"sparql-{digest[:12]}", digest,
                            triples=count, fingerprint=(count, content), model=model,
                            model_kind=model_kind(vocabulary(st)))
 

@@ -3,9 +3,10 @@ RDF file, or a SPARQL endpoint URL; resolved once into a :class:`GraphSource` by
 by that backend (:mod:`hublab.graph.backends`, the one door every command and the Python API go through). This module
 holds what a resolved graph is and the ``user_graphs`` settings that open and key it.
 
-A file or an endpoint gets a name keyed by its content (``<file stem>-<12 hex of its sha256>``; ``<host>-<12 hex of
-URL and fingerprint>``): indices (``models/<name>__<retriever>/``) and run identities use it, so a changed graph is
-never searched with an index built for the old one, and the same file gives the same name anywhere. The settings that
+A file or an endpoint gets a name keyed by its content (``<file stem>-<12 hex of its sha256>``;
+``sparql-<12 hex of its content fingerprint>``, whatever its URL or port): indices (``models/<name>__<retriever>/``)
+and run identities use it, so a changed graph is never searched with an index built for the old one, and the same
+file gives the same name anywhere. The settings that
 shape a user's graph model (its label predicates and its type predicates, each when not the default list) are part of
 that key too (:attr:`GraphSource.model`): a changed label or type setting is a new graph model, with its own index and
 its own runs; the default settings add nothing to the key.
@@ -37,7 +38,7 @@ class GraphSource:
     kind: str  #: "builtin", "declared", "file" or "endpoint"
     location: str  #: the file's path or the endpoint's URL (may hold credentials: print :attr:`shown`)
     name: str  #: the name indices, runs and reports use
-    digest: str  #: sha256 of the file, or of the endpoint's URL and fingerprint
+    digest: str  #: sha256 of the file, or of the endpoint's content fingerprint
     hub_types: tuple[str, ...] = ()  #: HubLink's hub types declared with the graph (params.yaml), if any
     triples: int | None = field(default=None, compare=False)  #: the endpoint's triple count, when known
     #: the endpoint's (triple count, content digest) when resolved: the graph read must still have it
