@@ -311,11 +311,11 @@ def _row(t: optuna.trial.FrozenTrial, params: dict[str, Param]) -> dict[str, Any
 
 
 def trial_metrics(t: optuna.trial.FrozenTrial) -> dict[str, float]:
-    """A finished trial's metrics: the ``metrics`` attribute, or (a study run by an earlier HubLab) one ``m:<name>``
-    attribute per metric."""
+    """A finished trial's metrics, by name: the ``metrics`` attribute, or (a study run by an earlier HubLab) one
+    ``m:<name>`` attribute per metric."""
     if isinstance(found := t.user_attrs.get(METRICS_ATTR), dict):
-        return dict(found)
-    return {k[2:]: v for k, v in t.user_attrs.items() if k.startswith("m:")}
+        return dict(sorted(found.items()))  # by name, as the one-attribute-per-metric studies came back
+    return {k[2:]: v for k, v in sorted(t.user_attrs.items()) if k.startswith("m:")}
 
 
 def _trial_rows(study: optuna.Study, params: dict[str, Param]) -> list[dict[str, Any]]:
