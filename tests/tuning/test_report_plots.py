@@ -37,14 +37,15 @@ study = optuna.create_study(direction="maximize")
 for changed, value in ROWS:
     study.add_trial(optuna.trial.create_trial(params={**BASE, **changed}, distributions=SPACE, value=value))
 res = SimpleNamespace(study=study, spec=StudySpec("s", mode="ofat", objectives=["recall_triples"]))
-print(sorted(p.name for p in _plots(res, Path(sys.argv[1]))))
+for out in sys.argv[1:]:  # several folders: the same charts drawn again in this process
+    print(sorted(p.name for p in _plots(res, Path(out))))
 """
 
 
-def _draw(out: Path, hash_seed: str) -> tuple[bytes, ...]:
+def _draw(out: Path, hash_seed: str, *again: Path) -> tuple[bytes, ...]:
     env = {"PYTHONPATH": str(ROOT / "src"), "PATH": os.environ.get("PATH", ""), "PYTHONHASHSEED": hash_seed}
-    done = subprocess.run([sys.executable, "-c", DRAW, str(out)], capture_output=True, text=True, timeout=120,
-                          env=env)
+    done = subprocess.run([sys.executable, "-c", DRAW, str(out), *map(str, again)], capture_output=True, text=True,
+                          timeout=120, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     return tuple((out / name).read_bytes() for name in ("param_importances.png", "parallel_coordinate.png"))
 
@@ -52,3 +53,12 @@ def _draw(out: Path, hash_seed: str) -> tuple[bytes, ...]:
 def test_the_study_charts_are_the_same_in_every_process(tmp_path: Path):
     charts = {_draw(tmp_path / seed, seed) for seed in ("1", "2", "3", "4")}
     assert len(charts) == 1
+
+
+def test_charts_drawn_after_another_studys_in_one_process_are_the_same(tmp_path: Path):
+    """A comparison's job process draws every fold's charts of its method: Optuna's importance chart set its style
+    (ggplot) for the whole process, and every later chart came out in it."""
+    first = _draw(tmp_path / "a", "0", tmp_path / "b", tmp_path / "c")
+    for later in ("b", "c"):
+        assert tuple((tmp_path / later / name).read_bytes()
+                     for name in ("param_importances.png", "parallel_coordinate.png")) == first, later

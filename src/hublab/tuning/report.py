@@ -130,12 +130,15 @@ def _plots(res: StudyResult, out_dir: Path) -> list[Path]:
         plots.append(("pareto_front.png", lambda: ovm.plot_pareto_front(res.study, target_names=res.spec.objectives)))
     for name, make in plots:
         try:
-            ax = make()
-            fig = ax.figure if hasattr(ax, "figure") else plt.gcf()
-            fig.set_size_inches(9, 5)
-            fig.tight_layout()
-            with atomic_path(out_dir / name) as tmp:
-                fig.savefig(tmp, dpi=100, format="png")
+            # Optuna's plots set a style (ggplot) for the whole process: kept to the one chart, so a chart drawn
+            # after another study's in the same process (a comparison's job process) is drawn as a fresh one
+            with matplotlib.rc_context():
+                ax = make()
+                fig = ax.figure if hasattr(ax, "figure") else plt.gcf()
+                fig.set_size_inches(9, 5)
+                fig.tight_layout()
+                with atomic_path(out_dir / name) as tmp:
+                    fig.savefig(tmp, dpi=100, format="png")
             plt.close("all")
             out.append(out_dir / name)
         except Exception as exc:  # e.g. importance needs variance across trials
