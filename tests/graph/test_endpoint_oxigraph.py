@@ -191,4 +191,4 @@ def test_a_users_graph_and_questions_from_their_own_folder(oxigraph, tmp_path: P
     assert got[("graph.ttl", "hublink_local")]["hit_at_10_triples"] > 0
     # the project's indices are keyed by the graph's content: the file's and the endpoint's are two indices
     hub = sorted(p.name for p in (root / "models").iterdir() if p.name.endswith("__hublink"))
-    assert len(hub) == 2 and hub[0].startswith("127_0_0_1_") and hub[1].startswith("graph_"), hub
+    assert len(hub) == 2 and hub[0].startswith("graph_") and hub[1].startswith("sparql_"), hub
