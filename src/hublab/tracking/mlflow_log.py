@@ -83,18 +83,17 @@ def setup(root: Path, experiment: str) -> str:
         (root / "mlruns").mkdir(parents=True, exist_ok=True)
         _OURS.add(uri)
     mlflow.set_tracking_uri(uri)
-    store = _sqlite_identity(uri)
     known = _SET_UP.get((uri, experiment))
-    if known is not None and store is not None and known[1] == store:
+    if known is not None and known[1] == _sqlite_identity(uri):
         return known[0]  # this process set this store and experiment up already (every trial of a study asks)
     exp_id = _get_or_create_experiment(mlflow, experiment) if not own_store else _set_up_own(root, experiment)
-    if store is not None:
-        _SET_UP[(uri, experiment)] = (exp_id, _sqlite_identity(uri))
+    if (store := _sqlite_identity(uri)) is not None:  # the file exists once set up
+        _SET_UP[(uri, experiment)] = (exp_id, store)
     return exp_id
 
 
 #: (tracking URI, experiment) -> (experiment id, the SQLite file's identity) set up in this process
-_SET_UP: dict[tuple[str, str], tuple[str, tuple[int, int] | None]] = {}
+_SET_UP: dict[tuple[str, str], tuple[str, tuple[int, int]]] = {}
 
 
 def _sqlite_identity(uri: str) -> tuple[int, int] | None:

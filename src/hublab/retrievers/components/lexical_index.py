@@ -69,11 +69,11 @@ class BM25Index:
                 post_doc.append(i)
                 post_tf.append(tf)
         self.corpus_size = len(units)
-        self._doc_len = np.frombuffer(lengths, dtype=np.int64) if lengths else np.empty(0, dtype=np.int64)
-        word_ids = np.frombuffer(post_word, dtype=np.int64) if post_word else np.empty(0, dtype=np.int64)
+        self._doc_len = np.frombuffer(lengths, dtype=np.int64)
+        word_ids = np.frombuffer(post_word, dtype=np.int64)
         order = np.argsort(word_ids, kind="stable")  # each word's postings together, documents ascending
-        self._docs = np.frombuffer(post_doc, dtype=np.int64)[order] if post_doc else np.empty(0, dtype=np.int64)
-        self._tfs = np.frombuffer(post_tf, dtype=np.int64)[order].astype(np.float64) if post_tf else np.empty(0)
+        self._docs = np.frombuffer(post_doc, dtype=np.int64)[order]
+        self._tfs = np.frombuffer(post_tf, dtype=np.int64)[order].astype(np.float64)
         df = np.bincount(word_ids, minlength=len(words))
         self._start = np.concatenate(([0], np.cumsum(df)))
         self._word = words
@@ -88,7 +88,7 @@ class BM25Index:
         if not idf:
             return idf
         total = 0.0
-        for v in idf:
+        for v in idf:  # left to right, as rank-bm25 sums (``sum`` compensates rounding from Python 3.12 on)
             total += v
         eps = EPSILON * (total / len(idf))
         return [eps if v < 0 else v for v in idf]
