@@ -315,3 +315,38 @@ def test_a_job_process_waiting_for_work_ends_quietly_on_sigterm(tmp_path: Path):
                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")})
     assert res.stdout.strip() == "[143]", (res.stdout, res.stderr[-2000:])
     assert "Traceback" not in res.stderr, res.stderr[-2000:]
+
+
+_STOPPED_POOL = """
+import multiprocessing, time
+from concurrent.futures import ProcessPoolExecutor
+from hublab.tuning._fair_jobs import _job_process_init, _stop_jobs
+
+if __name__ == "__main__":
+    pool = ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_job_process_init)
+    pool.submit(time.sleep, 0).result()  # the workers are up
+    busy = [pool.submit(time.sleep, 60) for _ in range(2)]
+    time.sleep(0.5)
+    manager = pool._executor_manager_thread
+    _stop_jobs(pool, timeout_s=10)
+    print("manager alive:", manager.is_alive())
+"""
+
+
+def test_stopping_the_job_processes_leaves_no_thread_to_race_the_exit(tmp_path: Path):
+    """Stopping tune-all's job processes left the pool's manager thread running; it closed its wake-up pipe while
+    the interpreter's exit hook wrote to it, and the one-line SIGTERM message was followed by an ``OSError: Bad file
+    descriptor`` traceback (a fresh-clone CI run). The thread has ended when the jobs are stopped, and the exit is
+    silent."""
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "stopped_pool.py"
+    script.write_text(_STOPPED_POOL)
+    res = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")})
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.strip() == "manager alive: False", (res.stdout, res.stderr[-2000:])
+    assert "Traceback" not in res.stderr, res.stderr[-2000:]

@@ -116,7 +116,12 @@ def _job_process_init(said: Any = None) -> None:
 
 def _stop_jobs(pool: Any, timeout_s: float = 45.0) -> None:
     """SIGTERM to every job process, a bounded wait for each to mark its trial and exit, then SIGKILL to any still
-    running (busy in C code, it never ran its handler): the command ends, and leaves no process behind."""
+    running (busy in C code, it never ran its handler): the command ends, and leaves no process behind.
+
+    The executor's manager thread is joined before returning. Left running, it closes its wake-up pipe when it sees
+    the dead processes, and on Python 3.11 that races with the interpreter's exit hook writing to the same pipe:
+    ``OSError: Bad file descriptor`` printed with a traceback after the one-line message (a fresh-clone CI caught it).
+    Once the thread has ended, the pipe is marked closed and the exit hook skips it."""
     import signal
 
     procs = list(getattr(pool, "_processes", {}).values())  # noqa: SLF001 - the executor has no public handle
@@ -136,4 +141,7 @@ def _stop_jobs(pool: Any, timeout_s: float = 45.0) -> None:
             with contextlib.suppress(OSError):
                 os.kill(proc.pid, signal.SIGKILL)
             proc.join(5.0)
+    manager = getattr(pool, "_executor_manager_thread", None)  # noqa: SLF001 - shutdown(wait=False) forgets it
     pool.shutdown(wait=False, cancel_futures=True)
+    if manager is not None:
+        manager.join(10.0)  # its processes are gone: it ends at once (bounded all the same)
