@@ -1,0 +1,300 @@
+"""Graphs at their real size (issue #56): reading an N-Triples file of 10^5, 10^6 and 10^7 triples with the command a
+user types (``hublab graph check``) against a raw ``pyoxigraph`` bulk load of the same file, and BM25 over the
+graph's triples as ``hublab run bm25`` builds and searches them.
+
+    .venv/bin/python bench/bench_graph_scale.py [--sizes 100000 1000000 10000000] [--graphs gv1 catalogue]
+        [--in-memory-max 2000000] [--reference-max 200000] [--json reports/bench/graph_scale.json]
+
+The files are replicas written line by line, never held in memory:
+
+* ``gv1``: ORKG-shaped, ``data/graphs/gv1.ttl`` with every paper's own subgraph copied under fresh IRIs as
+  ``hublab.graph.synthetic.replicate`` does (research field, venues and classes shared; a copy's title carries its
+  copy number); the GV1 KGQA questions are about the original papers, present at every size.
+* ``catalogue``: a graph of another shape, ``examples/graphs/catalogue/graph.ttl`` (schema.org software), each
+  software application's own subgraph copied the same way; its questions are ``examples/graphs/catalogue/
+  questions.csv``.
+
+Per graph and size, each step in a process of its own (peak resident memory is that process's ``ru_maxrss``):
+
+* ``oxigraph``: ``Store(dir).bulk_load(path=file)``: seconds, peak RSS, store size on disk;
+* ``check``: ``hublab graph check FILE --json`` (HubLab's in-memory path): seconds, peak RSS, and the ratio to the
+  raw load (the issue's target: within 3× at 10^6). Skipped above ``--in-memory-max`` triples, where its memory
+  (~2 GB per 10^6 triples) would exceed the machine: the row says so;
+* ``bm25``: the graph read as a run reads it, the units and the BM25 index built (seconds, growth of resident
+  memory over the build), then each question searched for 20 units (p50/p95). Up to ``--reference-max`` units,
+  rank-bm25 on the same tokens, and whether every ranking is the same. Skipped where ``check`` is.
+
+Writes the JSON (``--json``) that ``scripts/benchmarks_md.py`` turns into docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+K = 20
+WORK = ROOT / ".cache" / "bench_graph_scale"
+
+#: per graph: the base file, its hub type (whose instances' subgraphs are copied) and its questions
+GRAPHS = {
+    "gv1": (ROOT / "data/graphs/gv1.ttl", "Paper", "data/kgqa/gv1.jsonl"),
+    "catalogue": (ROOT / "examples/graphs/catalogue/graph.ttl", "https://schema.org/SoftwareApplication",
+                  "examples/graphs/catalogue/questions.csv"),
+}
+
+
+# ---------------------------------------------------------------- the replica file
+def _owned(kg, hubs: list[str]) -> tuple[set[str], set[str]]:
+    """The nodes some hub owns (reachable from it without passing another hub or a node several subjects point
+    to), and the hubs: what a copy duplicates (``hublab.graph.synthetic.paper_owned_nodes`` for any hub type)."""
+    hub_set = set(hubs)
+    owned: set[str] = set()
+    for hub in hubs:
+        mine, stack = {hub}, [hub]
+        while stack:
+            for t in kg.outgoing(stack.pop()):
+                o = t.object.uid
+                if o in mine or o in hub_set or len({s.subject.uid for s in kg.incoming(o)}) > 1:
+                    continue
+                mine.add(o)
+                stack.append(o)
+        owned |= mine
+    return owned, hub_set
+
+
+def write_replica(name: str, triples: int) -> dict:
+    """``name``'s base graph copied until the file has at least ``triples`` lines (N-Triples), written copy by copy.
+    Reused when it exists (the file name carries the size)."""
+    from rdflib import RDFS, BNode, Graph, Literal, URIRef
+
+    from hublab.graph.rdf import RdfKnowledgeGraph
+
+    base, hub_type, _ = GRAPHS[name]
+    out = WORK / f"{name}_{triples}.nt"
+    meta = out.with_suffix(".json")
+    if out.exists() and meta.exists():
+        return json.loads(meta.read_text())
+    kg = RdfKnowledgeGraph.load(base, name=name)
+    hubs = sorted(e.uid for e in kg.entities_by_type(hub_type))
+    owned_uids, hub_uids = _owned(kg, hubs)
+    owned = {str(kg.term_of(u)) for u in owned_uids if isinstance(kg.term_of(u), URIRef)}
+    hub_iris = {str(kg.term_of(u)) for u in hub_uids}
+    g = Graph()
+    g.parse(base)
+    copied, once = [], []
+    for s, p, o in sorted(g, key=lambda t: (str(t[0]), str(t[1]), t[2].n3())):
+        own_s = isinstance(s, BNode) or str(s) in owned
+        own_o = isinstance(o, BNode) or (isinstance(o, URIRef) and str(o) in owned)
+        (copied if own_s or own_o else once).append((s, p, o, own_s, own_o))
+
+    def term(t, own: bool, c: int) -> str:
+        if not own or c == 0:
+            return t.n3()
+        return f"_:{t}x{c}" if isinstance(t, BNode) else f"<{t}x{c}>"
+
+    WORK.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".part")
+    lines = 0
+    copies = 0
+    with tmp.open("w", encoding="utf-8") as f:
+        for s, p, o, *_ in once:
+            f.write(f"{s.n3()} {p.n3()} {o.n3()} .\n")
+        lines += len(once)
+        while lines < triples:
+            c = copies
+            for s, p, o, own_s, own_o in copied:
+                obj = term(o, own_o, c)
+                if c and p == RDFS.label and str(s) in hub_iris and isinstance(o, Literal):
+                    obj = Literal(f"{o} (copy {c})", lang=o.language, datatype=o.datatype).n3()
+                f.write(f"{term(s, own_s, c)} {p.n3()} {obj} .\n")
+            lines += len(copied)
+            copies += 1
+    tmp.replace(out)
+    info = {"file": str(out.relative_to(ROOT)), "triples": lines, "copies": copies, "hubs_per_copy": len(hubs),
+            "mb": round(out.stat().st_size / 1e6, 1)}
+    meta.write_text(json.dumps(info))
+    return info
+
+
+# ---------------------------------------------------------------- steps, each in its own process
+def step_oxigraph(path: str) -> dict:
+    import shutil
+
+    import pyoxigraph
+
+    store_dir = WORK / "oxigraph_store"
+    shutil.rmtree(store_dir, ignore_errors=True)
+    t0 = time.perf_counter()
+    store = pyoxigraph.Store(str(store_dir))
+    store.bulk_load(path=path, format=pyoxigraph.RdfFormat.N_TRIPLES)
+    store.flush()
+    seconds = time.perf_counter() - t0
+    quads = len(store)
+    del store
+    size = sum(f.stat().st_size for f in store_dir.rglob("*") if f.is_file())
+    shutil.rmtree(store_dir, ignore_errors=True)
+    return {"s": round(seconds, 1), "quads": quads, "disk_mb": round(size / 1e6, 1)}
+
+
+def step_bm25(name: str, path: str, reference_max: int) -> dict:
+    import numpy as np
+
+    from hublab.config import settings
+    from hublab.datasets.catalog import load_dataset
+    from hublab.graph.rdf import RdfKnowledgeGraph
+    from hublab.retrievers.components.lexical_index import BM25Index, tokenize
+    from hublab.retrievers.components.units import triple_units
+
+    questions = [p.question for p in load_dataset(settings(ROOT), str(ROOT / GRAPHS[name][2]))]
+    t0 = time.perf_counter()
+    graph = RdfKnowledgeGraph.load(path, name=name)
+    read_s = time.perf_counter() - t0
+    rss0 = _rss_mb()
+    t0 = time.perf_counter()
+    units = triple_units(graph.triples(), graph=graph)
+    index = BM25Index(units)
+    row: dict = {"read_s": round(read_s, 1), "units": len(units), "questions": len(questions),
+                 "build_s": round(time.perf_counter() - t0, 1), "build_rss_mb": round(_rss_mb() - rss0)}
+    lat, ours = [], []
+    for q in questions:
+        t = time.perf_counter()
+        ours.append([u.key for u, _ in index.search(q, K)])
+        lat.append(time.perf_counter() - t)
+    row["search"] = _ms(lat)
+    if len(units) <= reference_max:
+        from rank_bm25 import BM25Okapi
+
+        rss0 = _rss_mb()
+        t0 = time.perf_counter()
+        bm = BM25Okapi([tokenize(u.text) or ["_"] for u in units])
+        ref: dict = {"build_s": round(time.perf_counter() - t0, 1), "build_rss_mb": round(_rss_mb() - rss0)}
+        lat, same = [], True
+        for q, mine in zip(questions, ours, strict=True):
+            t = time.perf_counter()
+            tokens = tokenize(q)
+            scores = bm.get_scores(tokens) if tokens else np.zeros(len(units))
+            order = np.argsort(-scores, kind="stable")[:K]
+            theirs = [units[int(i)].key for i in order if scores[i] > 0]
+            lat.append(time.perf_counter() - t)
+            same = same and theirs == mine
+        row["rank_bm25"] = {**ref, "search": _ms(lat), "same_ranking": same}
+    return row
+
+
+def _rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return math.nan
+
+
+def _ms(xs: list[float]) -> dict[str, float]:
+    xs = sorted(xs)
+    return {"p50_ms": round(statistics.median(xs) * 1000, 2),
+            "p95_ms": round(xs[min(len(xs) - 1, math.ceil(0.95 * len(xs)) - 1)] * 1000, 2)}
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT / "src"), "HF_HUB_OFFLINE": "1"}
+
+
+def _measured(cmd: list[str]) -> dict:
+    """``cmd`` run by a fresh measuring process whose only child it is, so that the process's RUSAGE_CHILDREN peak
+    is the command's own: ``{"result": its JSON output, "wall_s", "peak_rss_mb"}``."""
+    proc = subprocess.run([sys.executable, __file__, "--measure", json.dumps(cmd)], cwd=ROOT, env=_env(),
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr[-2000:])
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _measure(cmd: list[str]) -> None:
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = proc.communicate()
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd[:5])} … exited {proc.returncode}: {err[-1500:]}")
+    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # the one child this process had
+    try:
+        payload = json.loads(out)
+    except json.JSONDecodeError:
+        lines = [ln for ln in out.strip().splitlines() if ln.strip()]
+        payload = json.loads(lines[-1]) if lines else {}
+    print(json.dumps({"result": payload, "wall_s": round(wall, 1), "peak_rss_mb": round(peak_mb)}))
+
+
+def one(name: str, size: int, in_memory_max: int, reference_max: int) -> dict:
+    replica = write_replica(name, size)
+    path = str(ROOT / replica["file"])
+    row: dict = {"graph": name, "target_triples": size, **replica}
+    ox = _measured([sys.executable, __file__, "--step", "oxigraph", path])
+    row["oxigraph"] = {**ox["result"], "wall_s": ox["wall_s"], "peak_rss_mb": ox["peak_rss_mb"]}
+    print(json.dumps(row), file=sys.stderr, flush=True)
+    if replica["triples"] > in_memory_max:
+        projected = round(row["triples"] / 1e6 * 2.1, 1)
+        row["check"] = row["bm25"] = {"skipped": f"in-memory path projected at ~{projected} GB (2.1 GB per 10^6 "
+                                                 f"triples), above --in-memory-max {in_memory_max:,}"}
+        return row
+    check = _measured([sys.executable, "-m", "hublab.cli", "graph", "check", path, "--json"])
+    res = check["result"]
+    row["check"] = {"wall_s": check["wall_s"], "peak_rss_mb": check["peak_rss_mb"],
+                    "triples": res.get("triples"), "entities": res.get("entities"),
+                    "vs_oxigraph": round(check["wall_s"] / max(ox["wall_s"], 1e-9), 1)}
+    print(json.dumps(row), file=sys.stderr, flush=True)
+    bm = _measured([sys.executable, __file__, "--step", "bm25", path, "--name", name,
+                    "--reference-max", str(reference_max)])
+    row["bm25"] = {**bm["result"], "wall_s": bm["wall_s"], "peak_rss_mb": bm["peak_rss_mb"]}
+    return row
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", type=int, nargs="*", default=[100_000, 1_000_000, 10_000_000])
+    ap.add_argument("--graphs", nargs="*", default=list(GRAPHS), choices=list(GRAPHS))
+    ap.add_argument("--in-memory-max", type=int, default=2_000_000,
+                    help="largest file HubLab's in-memory path (graph check, BM25) is run on")
+    ap.add_argument("--reference-max", type=int, default=200_000, help="largest corpus rank-bm25 is measured on")
+    ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--step", nargs=2, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--name", default="gv1", help=argparse.SUPPRESS)
+    ap.add_argument("--measure", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.measure is not None:
+        _measure(json.loads(args.measure))
+        return
+    if args.step is not None:
+        what, path = args.step
+        res = step_oxigraph(path) if what == "oxigraph" else step_bm25(args.name, path, args.reference_max)
+        print(json.dumps(res))
+        return
+    from machine import machine
+
+    rows = []
+    for name in args.graphs:
+        for size in args.sizes:
+            rows.append(one(name, size, args.in_memory_max, args.reference_max))
+            print(json.dumps(rows[-1]), flush=True)
+    result = {"k": K, "machine": machine(), "load_avg_before": list(os.getloadavg()), "sizes": rows}
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        old = json.loads(args.json.read_text())["sizes"] if args.json.exists() else []
+        keep = [r for r in old if (r["graph"], r["target_triples"]) not in {(x["graph"], x["target_triples"])
+                                                                            for x in rows}]
+        result["sizes"] = sorted(keep + rows, key=lambda r: (r["graph"], r["target_triples"]))
+        args.json.write_text(json.dumps(result, indent=1) + "\n")
+    print(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()
