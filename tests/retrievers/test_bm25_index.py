@@ -91,3 +91,18 @@ def test_nothing_to_rank():
     index = BM25Index(_units(["alpha beta"]))
     assert index.search("", 10) == [] and index.search("omega", 10) == [] and index.search("alpha", 0) == []
     assert _ours(index, "alpha", 10) == _reference(index.units, "alpha", 10)
+
+
+@pytest.mark.parametrize("share", [1, 10**9], ids=["sums-per-scored-document", "sums-per-corpus-document"])
+def test_both_ways_of_summing_give_rank_bm25s_scores(gv3_orkg_graph, monkeypatch, share: int):
+    """A query sums its scores over the documents it reads, or in one slot per corpus document once its postings
+    pass a share of the corpus; each way alone (forced here) gives rank-bm25's scores to the bit."""
+    from hublab.retrievers.components import lexical_index
+
+    monkeypatch.setattr(lexical_index, "_DENSE_SHARE", share)
+    units = triple_units(gv3_orkg_graph.triples(), graph=gv3_orkg_graph)
+    index = BM25Index(units, k1=0.9, b=0.4)
+    queries = ["Which papers use a case study as evaluation method?", "paper paper", *_questions(gv3_orkg_graph, 10)]
+    for query in queries:
+        for k in (10, len(units)):
+            assert _ours(index, query, k) == _reference(units, query, k, 0.9, 0.4), (query, k)

@@ -33,6 +33,7 @@ from hublab.graph.vocabulary import (
     fallback_label,
     local_name,
     node_uid,
+    plain_graph,
     skolemise,
     type_name,
 )
@@ -79,7 +80,7 @@ class RdfKnowledgeGraph(KnowledgeGraph):
 
     def __init__(self, graph: Graph | None = None, *, name: str = "graph", index: bool = True,
                  vocabulary: Vocabulary | None = None) -> None:
-        self.graph = graph if graph is not None else Graph()
+        self.graph = graph if graph is not None else plain_graph()
         self.name = name
         self.vocabulary = vocabulary or Vocabulary()
         self._use_index = index
@@ -91,7 +92,7 @@ class RdfKnowledgeGraph(KnowledgeGraph):
         self._in: dict[str, list[Triple]] = defaultdict(list)
         self._by_type: dict[str, list[Knowledge]] = defaultdict(list)
         self._pred_labels: dict[URIRef, str] = {}
-        if index and len(self.graph):
+        if index and next(iter(self.graph), None) is not None:  # len() of a SimpleMemory store counts every triple
             self._build_index()
 
     # ---------------- construction ----------------
@@ -210,6 +211,7 @@ class RdfKnowledgeGraph(KnowledgeGraph):
             nodes.add(s)
             nodes.add(o)
         nodes |= (set(labels) | set(types)) - predicates - classes
+        uid_of: dict = {}  # term -> its node id, worked out once per node
         for term in sorted(nodes, key=_term_key):
             if isinstance(term, Literal):
                 ent = Knowledge(node_uid(term), str(term), (LITERAL_CLASS,))
@@ -222,14 +224,19 @@ class RdfKnowledgeGraph(KnowledgeGraph):
                 raise GraphError(f"two nodes of graph {self.name!r} get the same id {ent.uid}: {known} and {term} "
                                  "(a hash clash: rename one of them)")
             self._entities[ent.uid] = ent
+            uid_of[term] = ent.uid
             for t in ent.types:
                 self._by_type[t].append(ent)
+        said: dict[URIRef, tuple[str, str | None]] = {}  # predicate -> (its label, its ORKG id)
         for s, p, o in sorted(content, key=lambda t: (str(t[0]), str(t[1]), _term_key(t[2]))):
-            su, ou = node_uid(s), node_uid(o)
-            t = Triple(self._entities[su], self._pred_label(p), self._entities[ou], _pid_of(p))
+            su, ou = uid_of[s], uid_of[o]
+            named = said.get(p)
+            if named is None:
+                named = said[p] = (self._pred_label(p), _pid_of(p))
+                self._pred_iris.setdefault(named[0], p)
+            t = Triple(self._entities[su], named[0], self._entities[ou], named[1])
             self._out[su].append(t)
             self._in[ou].append(t)
-            self._pred_iris.setdefault(t.predicate, p)
 
     def has_label(self, uid: str) -> bool:
         """Whether the node's label comes from a label predicate (not the IRI's local name)."""

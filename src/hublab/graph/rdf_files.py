@@ -16,8 +16,10 @@ from pathlib import Path
 from rdflib import Dataset, Graph
 
 from hublab.errors import InputError
+from hublab.graph import fast_lines
 from hublab.graph.ill_typed import counted
 from hublab.graph.parsers import GUARDED_FORMATS, CappedReader, ReadRefused, parse_nquads, parse_ntriples
+from hublab.graph.vocabulary import plain_graph
 from hublab.limits import ReadLimits
 
 #: suffix (after an optional ``.gz``) → rdflib parser
@@ -30,6 +32,8 @@ RDF_FORMATS: dict[str, str] = {
     ".trig": "trig",
 }
 _QUAD_FORMATS = {"nquads", "trig"}
+#: rdflib's parser of these fills a graph through named-graph bookkeeping (a context-aware store)
+_CONTEXT_FORMATS = {"json-ld"}
 #: files at least this large get a progress bar (when progress is on)
 _PROGRESS_MIN_BYTES = 4 * 1024 * 1024
 
@@ -75,6 +79,18 @@ def read_rdf(path: Path, *, progress: bool = False, limits: ReadLimits | None = 
     if not path.is_file():
         raise InputError("graph file not found" if not path.exists() else "expected a file", file=str(path),
                          field="--graph")
+    if fmt in ("nt", "nquads") and fast_lines.available():
+        try:
+            return _read(path, fmt, limits, progress=progress, fast=True)
+        except fast_lines.NotFast:
+            pass  # rdflib's reader gives this file's terms as written, or its located error
+    return _read(path, fmt, limits, progress=progress, fast=False)
+
+
+def _read(path: Path, fmt: str, limits: ReadLimits, *, progress: bool, fast: bool) -> Graph:
+    """The file through the bounded, counting stream into rdflib's parser, or (``fast``, N-Triples and N-Quads) into
+    Oxigraph's (:mod:`hublab.graph.fast_lines`), which raises :class:`~hublab.graph.fast_lines.NotFast` for any file
+    it does not read exactly as rdflib does, its own parse errors included."""
     size = path.stat().st_size
     bar = None
     if progress and size >= _PROGRESS_MIN_BYTES:
@@ -95,7 +111,19 @@ def read_rdf(path: Path, *, progress: bool = False, limits: ReadLimits | None = 
             source = io.BufferedReader(capped, 1 << 20)
         else:
             source = io.BufferedReader(counting, 1 << 20)
-        target = Dataset() if fmt in _QUAD_FORMATS else Graph()
+        if fast:
+            flat = plain_graph()
+            with counted(str(path)):
+                try:
+                    fast_lines.read_fast(source, flat, quads=fmt == "nquads", max_line_chars=limits.max_line_chars)
+                except fast_lines.NotFast:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - Oxigraph's syntax or read error: rdflib's reader says it
+                    if capped is not None and capped.refused is not None:
+                        raise InputError(str(capped.refused), file=str(path), field="--graph") from None
+                    raise fast_lines.NotFast(f"{type(exc).__name__}: {exc}") from None
+            return flat
+        target = Dataset() if fmt in _QUAD_FORMATS else Graph() if fmt in _CONTEXT_FORMATS else plain_graph()
         with counted(str(path)):  # ill-typed literals: one warning line, not a traceback each
             if fmt in ("nt", "nquads"):
                 text = io.TextIOWrapper(source, encoding="utf-8", newline="")
@@ -105,7 +133,7 @@ def read_rdf(path: Path, *, progress: bool = False, limits: ReadLimits | None = 
                     parse_nquads(text, target, max_line_chars=limits.max_line_chars)
             else:
                 target.parse(source=source, format=GUARDED_FORMATS.get(fmt, fmt))  # type: ignore[arg-type]
-    except InputError:
+    except (InputError, fast_lines.NotFast):
         raise
     except ReadRefused as exc:
         raise InputError(_refusal(fmt, exc), file=str(path), line=exc.line, field="--graph") from None
@@ -118,7 +146,7 @@ def read_rdf(path: Path, *, progress: bool = False, limits: ReadLimits | None = 
         if bar is not None:
             bar.close()
     if fmt in _QUAD_FORMATS:
-        flat = Graph()
+        flat = plain_graph()
         for s, p, o, _ in target.quads((None, None, None, None)):  # type: ignore[union-attr]
             flat.add((s, p, o))
         return flat
