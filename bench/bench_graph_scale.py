@@ -1,4 +1,4 @@
-"""Graphs at their real size (issue #56): reading an N-Triples file of 10^5, 10^6 and 10^7 triples with the command a
+"""Graphs at their real size: reading an N-Triples file of 10^5, 10^6 and 10^7 triples with the command a
 user types (``hublab graph check``) against a raw ``pyoxigraph`` bulk load of the same file, and BM25 over the
 graph's triples as ``hublab run bm25`` builds and searches them.
 
@@ -18,7 +18,7 @@ Per graph and size, each step in a process of its own (peak resident memory is t
 
 * ``oxigraph``: ``Store(dir).bulk_load(path=file)``: seconds, peak RSS, store size on disk;
 * ``check``: ``hublab graph check FILE --json`` (HubLab's in-memory path): seconds, peak RSS, and the ratio to the
-  raw load (the issue's target: within 3× at 10^6). Skipped above ``--in-memory-max`` triples, where its memory
+  raw load (the target: within 3× at 10^6). Skipped above ``--in-memory-max`` triples, where its memory
   (1.3–1.7 GB per 10^6 triples) would exceed the machine: the row says so, with the memory projected from the
   largest size it ran on;
 * ``bm25``: the graph read as a run reads it, the units and the BM25 index built (seconds, growth of resident

@@ -130,7 +130,7 @@ def graph_scale(d: dict) -> list[str]:
     lines = ["An N-Triples file of 10^5 to 10^7 triples (replicas of GV1 and of the catalogue example, "
              "`bench/bench_graph_scale.py`), each step in a fresh process: a raw `pyoxigraph` bulk load into an "
              "on-disk store, `hublab graph check FILE --json` (HubLab's in-memory path) and BM25 as `hublab run "
-             "bm25` builds and searches it. Targets on 2 cores (issue #56): 10^7 triples loaded in ≤ 5 minutes at "
+             "bm25` builds and searches it. Targets on 2 cores: 10^7 triples loaded in ≤ 5 minutes at "
              "≤ 4 GB; `graph check` on 10^6 within 3× of the raw load; BM25 ≤ 0.1 s a question at 10^7.", ""]
 
     def skipped(step: dict) -> bool:
