@@ -86,6 +86,32 @@ def test_fixed_contexts_give_known_metrics_and_a_complete_mlflow_run(project: Pa
     assert table2 == table
 
 
+def test_a_run_without_charts_or_dataset_input_logs_the_rest(project: Path):
+    """A comparison's report runs draw no per-slice charts (the comparison charts them all) and a study's trials log
+    no dataset input (their params and tags name it): both cost time in every one of hundreds of runs. What is left
+    is the same record: predictions, metrics and the slice table."""
+    from mlflow.tracking import MlflowClient
+
+    from hublab.datasets.model import read_jsonl
+    from hublab.experiment.request import RunRequest
+    from hublab.experiment.runner import run_experiment
+    from hublab.tracking.mlflow_log import tracking_uri
+
+    pairs = read_jsonl(project / "data/kgqa/gv3_orkg.jsonl")
+    cfg = _fixed_cfg(project, {pairs[0].question: list(pairs[0].golden_triples)})
+    client = MlflowClient(tracking_uri(project))
+    full = run_experiment(RunRequest.build(cfg, "gv3_orkg", "gv3_orkg", limit=2, track_carbon=False, progress=False))
+    bare = run_experiment(RunRequest.build(cfg, "gv3_orkg", "gv3_orkg", limit=3, track_carbon=False, progress=False,
+                                           artifact_plots=False, log_dataset_input=False))
+    arts = {run: {a.path for a in client.list_artifacts(run)} for run in (full.run_id, bare.run_id)}
+    assert any(a.endswith(".png") for a in arts[full.run_id])
+    assert not any(a.endswith(".png") for a in arts[bare.run_id])
+    assert {"predictions.csv", "metrics.json", "metrics_by_slice.json"} <= arts[bare.run_id]
+    assert len(client.get_run(full.run_id).inputs.dataset_inputs) == 1
+    assert client.get_run(bare.run_id).inputs.dataset_inputs == []
+    assert client.get_run(bare.run_id).data.params["dataset"] == "gv3_orkg"
+
+
 class Crash(BaseException):
     """Simulates a kill (not an Exception, so the runner does not record it as a per-question error)."""
 

@@ -97,6 +97,19 @@ def test_a_plugin_declaring_keyword_only_init_parameters_is_refused_at_registrat
         OldStyle.declared_params()
 
 
+def test_declared_parameters_are_worked_out_once_and_handed_out_as_copies():
+    """A study validates every trial through them: worked out once per class, and a caller's change to the returned
+    mapping never reaches the next caller."""
+    from hublab.retrievers.methods.tog import ToGRetriever
+
+    first = ToGRetriever.declared_params()
+    first.pop(next(iter(first)))
+    first["width_typo"] = (int, 1)
+    again = ToGRetriever.declared_params()
+    assert "width_typo" not in again and len(again) == len(first)
+    assert again == ToGRetriever.declared_params()
+
+
 def test_a_subclass_params_type_must_keep_its_parents_parameters():
     from hublab.retrievers.methods.tog import ToGRetriever
 

@@ -311,6 +311,9 @@ def test_a_trial_over_its_limit_is_infeasible_and_never_chosen(tmp_path):
     timings = json.loads((tmp_path / "out/timings.json").read_text())
     assert {int(n): t["runtime"] for n, t in timings.items()} == {
         r["number"]: r["metrics"]["runtime"] for r in res.trials if "runtime" in r["metrics"]}
+    write_outputs(res, tmp_path / "bare", plots=False)  # a comparison's fold studies: the same record, no charts
+    assert (tmp_path / "bare/trials.json").read_text() == (tmp_path / "out/trials.json").read_text()
+    assert list((tmp_path / "out").glob("*.png")) and not list((tmp_path / "bare").glob("*.png*"))
     assert res.best is not None and res.best["feasible"] and res.best["metrics"]["runtime"] <= 2.5
     unbounded = max(r["values"][0] for r in rows.values() if r["values"])
     assert res.best["values"][0] < unbounded  # a better but too slow trial existed and was passed over

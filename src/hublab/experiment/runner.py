@@ -243,6 +243,7 @@ def _log_start(req: RunRequest, rec: RunRecorder, ident: RunIdentity, pipeline: 
     if rec.new:
         rec.log_run_params({"graph": req.graph_shown, "dataset": req.dataset, "config_hash": req.config_hash,
                             "limit": ident.limit, "run_identity": ident.run_id})
+    if rec.new and req.log_dataset_input:
         rec.best_effort("logging the dataset input", rec.log_dataset_input, dataset_input[0], dataset_input[1],
                         scope=ident.scope)
     embedder = getattr(pipeline.retriever.resources.embedder, "name", None) if pipeline is not None else None
@@ -286,7 +287,7 @@ def _finish(req: RunRequest, rec: RunRecorder, plan: Plan, ident: RunIdentity, c
     if failed:
         rec.set_tags({"hublab.failure": reason})
     if req.log_artifacts and not stopped:
-        rec.log_artifacts(records, metrics, slices, ckpt.dir, ident.as_dict())
+        rec.log_artifacts(records, metrics, slices, ckpt.dir, ident.as_dict(), plots=req.artifact_plots)
     return RunSummary(metrics=metrics, run_id=rec.run_id, config_hash=req.config_hash, n_questions=len(records),
                       runtime_s=time.perf_counter() - t_start, per_question=records, stopped=stopped,
                       output_dir=str(ckpt.dir), skipped_metrics=skipped, identity=ident.as_dict(),

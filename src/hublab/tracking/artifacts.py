@@ -130,9 +130,11 @@ def _plots(out: Path, metrics: dict[str, float], slices: dict[str, dict[str, dic
 def log_run_artifacts(cfg: PipelineConfig, records: list[dict[str, Any]], metrics: dict[str, float],
                       slices: dict[str, dict[str, dict[str, float]]], out_dir: Path, *, graph: str, dataset: str,
                       settings: Settings, config_hash: str | None = None,
-                      identity: dict[str, Any] | None = None, secrets: list[str] | None = None) -> None:
-    """The run's artifacts (predictions, config, identity, metrics, slices, thesis reference); ``secrets`` as the
-    run resolved them (:attr:`RunRequest.secrets`), else read from the environment now."""
+                      identity: dict[str, Any] | None = None, secrets: list[str] | None = None,
+                      plots: bool = True) -> None:
+    """The run's artifacts (predictions, config, identity, metrics, slices, thesis reference, and with ``plots``
+    their charts); ``secrets`` as the run resolved them (:attr:`RunRequest.secrets`), else read from the
+    environment now."""
     import mlflow
 
     from hublab.tracking.mlflow_log import env_names_in, scrub_obj, secret_values
@@ -155,8 +157,9 @@ def log_run_artifacts(cfg: PipelineConfig, records: list[dict[str, Any]], metric
     if reference:
         write_text_atomic(art / "thesis_reference.json", json.dumps(reference, indent=1))
     scope = (identity or {}).get("scope", "full")
-    _plots(art, metrics, slices, reference,
-           f"{cfg.name} · {graph} · {dataset}" + ("" if scope == "full" else f" ({scope})"))
+    if plots:
+        _plots(art, metrics, slices, reference,
+               f"{cfg.name} · {graph} · {dataset}" + ("" if scope == "full" else f" ({scope})"))
     mlflow.log_artifacts(str(art))
     if slice_rows:
         mark_table(SLICE_TABLE)

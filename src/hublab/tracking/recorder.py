@@ -131,11 +131,13 @@ class RunRecorder:
         return traces.run_tracer(self.run_id, self.experiment_id, list(self.desc.secrets), enabled=enabled)
 
     def log_artifacts(self, records: list[dict[str, Any]], metrics: dict[str, float],
-                      slices: dict[str, dict[str, dict[str, float]]], out_dir: Path, identity: dict[str, Any]) -> None:
-        """Predictions, config, identity, metrics, slices, the thesis's reference and plots."""
+                      slices: dict[str, dict[str, dict[str, float]]], out_dir: Path, identity: dict[str, Any], *,
+                      plots: bool = True) -> None:
+        """Predictions, config, identity, metrics, slices, the thesis's reference and (``plots``) their charts."""
         d = self.desc
         log_run_artifacts(d.cfg, records, metrics, slices, out_dir, graph=d.graph, dataset=d.dataset,
-                          settings=d.settings, config_hash=d.config_hash, identity=identity, secrets=list(d.secrets))
+                          settings=d.settings, config_hash=d.config_hash, identity=identity, secrets=list(d.secrets),
+                          plots=plots)
 
     def best_effort(self, what: str, fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
         """Run-metadata logging that must not stop an experiment (a tracking server without a prompt registry, …):

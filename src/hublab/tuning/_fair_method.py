@@ -137,7 +137,8 @@ def tune_method(plan: MethodPlan, req: TuneAllRequest, st: Settings, evaluator: 
         storage=req.storage, n_trials=req.n_trials, objectives=[OBJECTIVE], limit=req.limit, seed=req.seed,
         carbon=False, output_dir=reports / plan.name, progress=req.progress, fresh=req.fresh,
         base_overrides=plan.base_overrides, enqueue_base=True, prune=req.pruner != "none",
-        trial_artifacts=False, shape_space=req.shape_space, hub_types=_given_hub_types(plan, req)), settings=st,
+        trial_artifacts=False, study_plots=req.study_plots, shape_space=req.shape_space,
+        hub_types=_given_hub_types(plan, req)), settings=st,
         evaluator=evaluator)
     res = outcome.result
     # the study's own time (its trials' durations within the budget): a resumed study keeps what it cost

@@ -67,4 +67,6 @@ class TuneAllRequest:
     #: also tune each pipeline's ``shape_space`` (the factors whose best value depends on the graph's shape): the
     #: comparison on a user's graph does; the thesis's study on reduced GV1 keeps its own space
     shape_space: bool = False
+    #: each study's charts (``hublab.tuning.report``): a comparison's many per-fold studies go without
+    study_plots: bool = True
     outcomes: list[MethodOutcome] = field(default_factory=list)

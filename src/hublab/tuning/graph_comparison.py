@@ -184,7 +184,8 @@ def _tune_folds(req: CompareRequest, st: Settings, pipelines: list[Path], files:
         pipelines, n_trials=req.n_trials, seed=req.seed, dataset=str(f.select), bound=req.bound,
         out_dir=out / "folds" / str(f.index) / "tuned", storage=req.storage, fresh=req.fresh, progress=False,
         reports_dir=out / "folds" / str(f.index) / "studies", graph=req.graph, hub_types=list(req.hub_types),
-        jobs=req.jobs, pruner=req.pruner, shape_space=req.shape_space) for f in files], settings=st, on_method=said)
+        jobs=req.jobs, pruner=req.pruner, shape_space=req.shape_space, study_plots=False) for f in files],
+        settings=st, on_method=said)
 
 
 def _score(req: CompareRequest, st: Settings, pipelines: list[Path], files: list[_FoldFiles],
@@ -219,7 +220,8 @@ def _score(req: CompareRequest, st: Settings, pipelines: list[Path], files: list
                 t0 = time.perf_counter()
                 s = run_experiment(RunRequest(cfg, req.graph, str(f.report), st, experiment=experiment,
                                               run_name=f"{cfg.name}·fold{f.index}", track_carbon=False,
-                                              progress=False, trace=False, hub_types=given))
+                                              progress=False, trace=False, hub_types=given,
+                                              artifact_plots=False))
                 key = (default.retriever_type, config)
                 records = sorted(s.per_question, key=lambda r: str(r["uid"]))
                 if s.failed or s.stopped or not s.full or not records:

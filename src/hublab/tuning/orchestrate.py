@@ -92,6 +92,7 @@ class TuneRequest:
     pruner: str = "wilcoxon"  # per-question signed-rank test against the best trial, or ``median`` (partial means)
     limits: dict[str, float] = field(default_factory=dict)  # {"s_per_question": s, "cost_per_question": USD}
     trial_artifacts: bool = True  # each trial run logs its predictions and plots (seconds per trial)
+    study_plots: bool = True  # the study's parallel-coordinate and importance charts (~2 s)
     # the MLflow experiment of the parent and trial runs (default ``tune-<study>``); a study keeps the parent run
     # of its first invocation, so name it on the first one
     experiment: str | None = None
@@ -289,7 +290,7 @@ def run_tune(req: TuneRequest, *, settings: Settings | None = None, evaluator: E
         raise
     parent_id = parent[-1]
     out_dir = req.output_dir or (st.root / "outputs" / "studies" / req.study)
-    written = _publish(runs, parent_id, result, base, out_dir)
+    written = _publish(runs, parent_id, result, base, out_dir, plots=req.study_plots)
     _end_parent(runs, parent_id, result.study, "FINISHED")
     return TuneOutcome(result, spec, out_dir, experiment, parent_id, written, bool(recovered))
 
@@ -318,10 +319,11 @@ def _base_and_space(req: TuneRequest) -> tuple[dict[str, Any], Any]:
     return base, space
 
 
-def _publish(runs: StudyRuns, parent_id: str, result: StudyResult, base: dict[str, Any], out_dir: Path) -> list[Path]:
+def _publish(runs: StudyRuns, parent_id: str, result: StudyResult, base: dict[str, Any], out_dir: Path, *,
+             plots: bool = True) -> list[Path]:
     """The study's tables and base pipeline under ``out_dir``, logged to its parent run with the best trial's
     metrics (``best.*``) and the number of trials still pending; returns the files written."""
-    paths = write_outputs(result, out_dir)
+    paths = write_outputs(result, out_dir, plots=plots)
     base_yaml = out_dir / "base_pipeline.yaml"
     write_text_atomic(base_yaml, yaml.safe_dump(base, sort_keys=False))
     for attempt in (1, 2):

@@ -79,7 +79,9 @@ def split_trials(trials: list[dict]) -> tuple[list[dict], dict[str, dict[str, fl
     return kept, timings
 
 
-def write_outputs(res: StudyResult, out_dir: Path) -> list[Path]:
+def write_outputs(res: StudyResult, out_dir: Path, *, plots: bool = True) -> list[Path]:
+    """The study's tables and trials under ``out_dir``, and with ``plots`` its parallel-coordinate and importance
+    charts (~2 s a study: off where a caller runs dozens of small studies and charts their outcome itself)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     paths: list[Path] = []
     if res.table:
@@ -100,7 +102,8 @@ def write_outputs(res: StudyResult, out_dir: Path) -> list[Path]:
     trials, timings = split_trials(res.trials)
     paths.append(_write(out_dir / "trials.json", json.dumps(trials, indent=1, default=str)))
     paths.append(_write(out_dir / "timings.json", json.dumps(timings, indent=1, default=str)))
-    paths.extend(_plots(res, out_dir))
+    if plots:
+        paths.extend(_plots(res, out_dir))
     return paths
 
 
