@@ -112,6 +112,46 @@ def test_a_run_without_charts_or_dataset_input_logs_the_rest(project: Path):
     assert client.get_run(bare.run_id).data.params["dataset"] == "gv3_orkg"
 
 
+def test_a_study_trial_takes_an_answer_this_process_gave_in_another_file_and_a_plain_run_never(project: Path):
+    """A comparison's folds put most questions to the same configuration again, each fold from its own file: a
+    trial run takes such an answer as it was given (the same record, its runtime included) under its own key, and
+    tags the run with how many; a run that does not share answers every question itself."""
+    from mlflow.tracking import MlflowClient
+
+    from hublab.datasets.model import read_jsonl, write_jsonl
+    from hublab.experiment import shared_answers
+    from hublab.experiment.request import RunRequest
+    from hublab.experiment.runner import run_experiment
+    from hublab.pipeline.config import PipelineConfig
+    from hublab.tracking.mlflow_log import tracking_uri
+
+    pairs = read_jsonl(project / "data/kgqa/gv3_orkg.jsonl")
+    write_jsonl(pairs[:3], project / "first.jsonl")
+    write_jsonl(pairs[1:4], project / "second.jsonl")  # two questions in common, at other positions
+    write_jsonl(pairs[1:4], project / "third.jsonl")  # the second's questions, a run of its own (not resumed)
+    cfg = PipelineConfig.from_dict({"name": "bm25", "retriever": {"type": "bm25", "params": {"n_results": 10}},
+                                    "llm": {"backend": "none"}})
+    shared_answers.forget()
+
+    def run(dataset: str, share: bool):
+        return run_experiment(RunRequest.build(cfg, "gv3_orkg", str(project / dataset), track_carbon=False,
+                                               progress=False, trace=False, share_answers=share))
+
+    first, second, plain = run("first.jsonl", True), run("second.jsonl", True), run("third.jsonl", False)
+    by_uid = {name: {r["uid"]: r for r in s.per_question} for name, s in
+              (("first", first), ("second", second), ("plain", plain))}
+    for p in pairs[1:3]:
+        given, taken = by_uid["first"][p.uid], by_uid["second"][p.uid]
+        assert {**given, "key": None} == {**taken, "key": None}  # the same answer, its runtime too
+        assert taken["key"] == f"{pairs[1:4].index(p)}:{p.uid}"  # under this run's position
+        assert by_uid["plain"][p.uid]["runtime"] != given["runtime"]  # answered again
+        assert by_uid["plain"][p.uid]["retrieved_context"] == given["retrieved_context"]
+    client = MlflowClient(tracking_uri(project))
+    assert client.get_run(second.run_id).data.tags["hublab.answers_shared"] == "2"
+    assert "hublab.answers_shared" not in client.get_run(plain.run_id).data.tags
+    assert second.metrics["map_at_10_triples"] == plain.metrics["map_at_10_triples"]
+
+
 class Crash(BaseException):
     """Simulates a kill (not an Exception, so the runner does not record it as a per-question error)."""
 

@@ -375,3 +375,35 @@ def test_a_trials_metrics_are_one_attribute_and_old_studies_still_read(tmp_path)
     assert trial_metrics(old) == {"recall_triples": 0.5, "runtime": 1.0}
     assert res.table and all(r.recall is not None for r in res.table)
 
+
+
+def test_reported_values_are_written_once_a_trial_and_decide_as_written_through(tmp_path):
+    """A trial's per-question values are kept by its worker and written when the trial is read or ends (one
+    transaction, not one a question): while it runs another process sees none of them; the study's every trial,
+    state, value and stored per-question value are those of a study whose storage writes each at once (Optuna's
+    in-memory storage), a pruned trial's value its last reported one."""
+    url = f"sqlite:///{tmp_path}/w.db"
+    seen_outside: list[int] = []
+
+    def ev(req: TrialRequest) -> dict[str, float]:
+        out = _wilcoxon_ev(req)
+        if req.report is not None:
+            outside = optuna.storages.RDBStorage(url)  # another process's view of the same file
+            study_id = outside.get_study_id_from_name("kept")
+            running = [t for t in outside.get_all_trials(study_id) if t.state.name == "RUNNING"]
+            seen_outside.extend(len(t.intermediate_values) for t in running)
+            outside.engine.dispose()
+        return out
+
+    kept = run_study(StudySpec("kept", "tpe", storage=url, n_trials=12, seed=3, enqueue_base=True), BASE, SPACE, ev)
+    direct = run_study(StudySpec("direct", "tpe", n_trials=12, seed=3, enqueue_base=True), BASE, SPACE,
+                       _wilcoxon_ev)
+    assert seen_outside and not any(seen_outside)  # nothing written while the trial ran
+
+    def record(study: optuna.Study) -> list[tuple]:
+        return [(t.number, t.state.name, t.params, t.values, t.intermediate_values) for t in study.get_trials()]
+
+    stored = optuna.load_study(study_name="kept", storage=url)  # read back from the file
+    assert record(stored) == record(direct.study)
+    pruned = [t for t in stored.get_trials() if t.state.name == "PRUNED"]
+    assert pruned and all(t.values == [t.intermediate_values[t.last_step]] for t in pruned)

@@ -15,10 +15,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from hublab import observability
 from hublab.datasets.model import QAPair
-from hublab.experiment import question
+from hublab.experiment import question, shared_answers
 from hublab.experiment.aggregate import aggregate_records
 from hublab.experiment.checkpoint import Checkpoint
 from hublab.experiment.request import RunRequest
+from hublab.llm.base import llm_free
 from hublab.tracking.carbon import CarbonTracker
 from hublab.tracking.recorder import RunRecorder
 
@@ -35,6 +36,8 @@ class Plan:
     pairs: list[QAPair]
     k: int
     limits: dict[str, float | None]
+    #: what this run's answers may be shared by (:mod:`hublab.experiment.shared_answers`), or None: not shared
+    answers_key: str | None = None
 
 
 @dataclass
@@ -46,6 +49,7 @@ class Answered:
     budget_hit: bool = False
     carbon: Any = None
     session_carbon: Any = None
+    shared: int = 0  #: answers taken from an earlier run of this process (:mod:`hublab.experiment.shared_answers`)
 
 
 class DeferredRun:
@@ -96,6 +100,8 @@ def answer_pending(req: RunRequest, run: DeferredRun, pipeline: Any, plan: Plan,
         out.carbon = CarbonTracker(str(req.settings.section("tracking").get("country_iso_code", "DEU")),
                                    enabled=req.track_carbon, output_dir=str(ckpt.dir))
     traced = req.trace and bool(pending)
+    sharing = (plan.answers_key is not None and not traced and not req.track_carbon and pipeline is not None
+               and all(llm_free(llm) for llm in pipeline.all_llms()))
     buffer = observability.SpanBuffer() if traced else None
     tracer = None
     try:
@@ -118,8 +124,7 @@ def answer_pending(req: RunRequest, run: DeferredRun, pipeline: Any, plan: Plan,
                         if run_budget is not None and time.perf_counter() - t_start - run.open_s > run_budget:
                             out.budget_hit = True
                             break
-                        record = question.run_question(pipeline, out.carbon, i, p, plan.k, secrets=req.secrets,
-                                                       question_timeout_s=limits["question_timeout_s"])
+                        record = _answer(req, pipeline, out, i, p, plan, sharing)
                         key = record["key"]
                         out.finished[key] = record
                         unsaved.append(record)
@@ -144,6 +149,20 @@ def answer_pending(req: RunRequest, run: DeferredRun, pipeline: Any, plan: Plan,
         if out.carbon is not None:
             out.session_carbon = out.carbon.close()
     return out
+
+
+def _answer(req: RunRequest, pipeline: Any, out: Answered, i: int, p: QAPair, plan: Plan,
+            sharing: bool) -> dict[str, Any]:
+    """The question's record: answered now, or (``sharing``) as this process answered it in an earlier run."""
+    key = shared_answers.share_key(str(plan.answers_key), plan.k, p) if sharing else None
+    if key is not None and (known := shared_answers.recall(key, question.record_key(i, p))) is not None:
+        out.shared += 1
+        return known
+    record = question.run_question(pipeline, out.carbon, i, p, plan.k, secrets=req.secrets,
+                                   question_timeout_s=plan.limits["question_timeout_s"])
+    if key is not None:
+        shared_answers.keep(key, record)
+    return record
 
 
 def _checkpoint(ckpt: Checkpoint, answers: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:

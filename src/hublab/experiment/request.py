@@ -45,6 +45,9 @@ class RunRequest:
     artifact_plots: bool = True
     #: the dataset as an MLflow input of the run (~50 ms): off for a study's trials, whose params and tags name it
     log_dataset_input: bool = True
+    #: take an answer this process gave the same LLM-free configuration for the same question in an earlier run
+    #: (:mod:`hublab.experiment.shared_answers`): a study's trials across a comparison's folds
+    share_answers: bool = False
     progress: bool = True
     track_carbon: bool = True
     trace: bool = True

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +119,8 @@ def _run(req: RunRequest, on_question: OnQuestion | None) -> RunSummary:
                                       dataset=req.dataset, limit=req.limit, n_questions=len(pairs),
                                       n_total=len(all_pairs), experiment=req.experiment_name,
                                       retriever_type=req.cfg.retriever_type)
+    if req.share_answers:  # shared by the configuration and the graph's content, whichever dataset file asks
+        plan = replace(plan, answers_key=req.cfg.config_hash(src.digest))
     run_dir = st.root / "outputs" / "runs" / ident.run_id
     # 1. the lock, before anything shared is touched: a second process on this run changes nothing
     new_dir = not run_dir.exists()
@@ -286,6 +288,8 @@ def _finish(req: RunRequest, rec: RunRecorder, plan: Plan, ident: RunIdentity, c
         rec.set_tags({"carbon.energy": "measured (RAPL)" if answered.carbon.measured else "estimated (no RAPL)"})
     if failed:
         rec.set_tags({"hublab.failure": reason})
+    if answered.shared:  # a tag, not a metric: how many came from another run depends on what ran before
+        rec.set_tags({"hublab.answers_shared": str(answered.shared)})
     if req.log_artifacts and not stopped:
         rec.log_artifacts(records, metrics, slices, ckpt.dir, ident.as_dict(), plots=req.artifact_plots)
     return RunSummary(metrics=metrics, run_id=rec.run_id, config_hash=req.config_hash, n_questions=len(records),

@@ -60,7 +60,7 @@ def runner_evaluator(graph: str, dataset: str, *, limit: int | None, experiment:
     # what every trial's run shares, decided once for the study; a trial adds its config, name and parent run
     study_run = partial(RunRequest, graph=graph, dataset=dataset, settings=settings, limit=limit,
                         experiment=experiment, progress=False, track_carbon=track_carbon, trace=False,
-                        log_artifacts=log_artifacts, log_dataset_input=log_artifacts,
+                        log_artifacts=log_artifacts, log_dataset_input=log_artifacts, share_answers=True,
                         order_seed=order_seed if per_question else None,
                         hub_types=tuple(hub_types))
 

@@ -10,6 +10,11 @@
 * ``planned_only``: for OFAT studies a worker may only *take* enqueued trials; when the queue is empty
   Optuna would otherwise create a fresh, sampled (= unplanned, possibly duplicate) trial. With the flag set
   that attempt raises :class:`NoPlannedTrialLeft` before any trial is created.
+* Reported values in one write: a trial's per-question values (``trial.report``, one a question for the Wilcoxon
+  pruner) are kept by the worker that reports them and written in one transaction when the trial is next read or
+  ends, not one transaction (and one disk sync) each: they were a sixth of a comparison's time. The worker's own
+  pruner checks them from Optuna's in-trial copy, every reader in the worker sees them, and a trial's final record is
+  the same; only another process looking at a running trial sees its values later.
 * :func:`study_lock`: a cross-process lock per storage (a lock file next to a SQLite database, a session
   advisory lock on PostgreSQL, ``GET_LOCK`` on MySQL) for the few read-then-write steps that must not
   interleave between workers: enqueueing the OFAT list and creating the study's parent MLflow run.
@@ -80,6 +85,40 @@ class StudyStorage(RDBStorage):
             raise InputError(f"the Optuna storage {scrub(url)} did not answer ({scrub(said)}; each connection is "
                              f"bounded at {CONNECT_TIMEOUT_S} s): start it or fix the URL", field="--storage") from None
         self.planned_only: set[int] = set()  # study ids
+        self._reported: dict[int, dict[int, float]] = {}  # trial id -> step -> value, not yet written
+        self._reported_lock = threading.Lock()
+
+    def set_trial_intermediate_value(self, trial_id: int, step: int, intermediate_value: float) -> None:
+        with self._reported_lock:
+            self._reported.setdefault(trial_id, {})[step] = intermediate_value
+
+    def _write_reported(self, trial_id: int | None = None) -> None:
+        """The kept values of ``trial_id`` (None: of every trial), one transaction a trial."""
+        from optuna.storages._rdb.storage import _create_scoped_session  # Optuna's own session scope
+
+        with self._reported_lock:
+            ids = list(self._reported) if trial_id is None else [trial_id] if trial_id in self._reported else []
+            for tid in ids:
+                values = self._reported[tid]
+                with _create_scoped_session(self.scoped_session, True) as session:
+                    for step, value in values.items():
+                        self._set_trial_intermediate_value_without_commit(session, tid, step, value)
+                del self._reported[tid]  # only once written: a failed write is tried again by the next reader
+
+    def get_trial(self, trial_id: int) -> FrozenTrial:
+        self._write_reported(trial_id)
+        return super().get_trial(trial_id)
+
+    def _get_trials(self, study_id: int, states: Any, included_trial_ids: set[int],
+                    trial_id_greater_than: int) -> list[FrozenTrial]:
+        # every read of a study's trials (``get_all_trials`` and Optuna's cached storage) goes through here
+        if self._reported:
+            self._write_reported()
+        return super()._get_trials(study_id, states, included_trial_ids, trial_id_greater_than)
+
+    def set_trial_state_values(self, trial_id: int, state: TrialState, values: Any = None) -> bool:
+        self._write_reported(trial_id)
+        return super().set_trial_state_values(trial_id, state, values)
 
     def _get_stale_trial_ids(self, study_id: int) -> list[int]:
         """Optuna's stale trials, after giving every RUNNING trial of the study that has no heartbeat one now.
