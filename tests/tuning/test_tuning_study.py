@@ -407,3 +407,25 @@ def test_reported_values_are_written_once_a_trial_and_decide_as_written_through(
     assert record(stored) == record(direct.study)
     pruned = [t for t in stored.get_trials() if t.state.name == "PRUNED"]
     assert pruned and all(t.values == [t.intermediate_values[t.last_step]] for t in pruned)
+
+
+def test_values_kept_for_a_trial_another_worker_ended_are_dropped_and_the_study_reads_on(tmp_path):
+    """A worker that looked dead (no heartbeat for the grace period) has its trial failed by another worker; its
+    kept values then have no trial to go to. They are dropped, as Optuna drops a late report, and the worker can
+    still read the study (kept values are not tried again at every read)."""
+    from optuna.trial import TrialState
+
+    from hublab.tuning.storage import make_storage
+
+    url = f"sqlite:///{tmp_path}/s.db"
+    mine = make_storage(url)
+    study = optuna.create_study(study_name="s", storage=mine)
+    trial = study.ask()
+    trial.report(0.5, 0)
+    trial.report(0.4, 1)
+    other = optuna.storages.RDBStorage(url)
+    other.set_trial_state_values(trial._trial_id, TrialState.FAIL)  # noqa: SLF001 - the id another worker sees
+    other.engine.dispose()
+    assert [t.state for t in study.get_trials()] == [TrialState.FAIL]  # read on, nothing raised
+    assert study.get_trials()[0].intermediate_values == {}
+    assert not mine._reported  # noqa: SLF001 - nothing left to try again

@@ -86,7 +86,8 @@ class StudyStorage(RDBStorage):
                              f"bounded at {CONNECT_TIMEOUT_S} s): start it or fix the URL", field="--storage") from None
         self.planned_only: set[int] = set()  # study ids
         self._reported: dict[int, dict[int, float]] = {}  # trial id -> step -> value, not yet written
-        self._reported_lock = threading.Lock()
+        # re-entrant: a write refused for a finished trial reads the trial back (Optuna's message) through get_trial
+        self._reported_lock = threading.RLock()
 
     def set_trial_intermediate_value(self, trial_id: int, step: int, intermediate_value: float) -> None:
         with self._reported_lock:
@@ -99,11 +100,14 @@ class StudyStorage(RDBStorage):
         with self._reported_lock:
             ids = list(self._reported) if trial_id is None else [trial_id] if trial_id in self._reported else []
             for tid in ids:
-                values = self._reported[tid]
-                with _create_scoped_session(self.scoped_session, True) as session:
-                    for step, value in values.items():
-                        self._set_trial_intermediate_value_without_commit(session, tid, step, value)
-                del self._reported[tid]  # only once written: a failed write is tried again by the next reader
+                # taken out first: a write that fails raises to this caller once, never again at every later read
+                values = self._reported.pop(tid)
+                try:
+                    with _create_scoped_session(self.scoped_session, True) as session:
+                        for step, value in values.items():
+                            self._set_trial_intermediate_value_without_commit(session, tid, step, value)
+                except optuna.exceptions.UpdateFinishedTrialError:
+                    pass  # ended by another worker (this one looked dead): a late report is moot, as Optuna's was
 
     def get_trial(self, trial_id: int) -> FrozenTrial:
         self._write_reported(trial_id)
