@@ -93,7 +93,7 @@ class StudyStorage(RDBStorage):
         with self._reported_lock:
             self._reported.setdefault(trial_id, {})[step] = intermediate_value
 
-    def _write_reported(self, trial_id: int | None = None) -> None:
+    def write_reported(self, trial_id: int | None = None) -> None:
         """The kept values of ``trial_id`` (None: of every trial), one transaction a trial."""
         from optuna.storages._rdb.storage import _create_scoped_session  # Optuna's own session scope
 
@@ -110,18 +110,18 @@ class StudyStorage(RDBStorage):
                     pass  # ended by another worker (this one looked dead): a late report is moot, as Optuna's was
 
     def get_trial(self, trial_id: int) -> FrozenTrial:
-        self._write_reported(trial_id)
+        self.write_reported(trial_id)
         return super().get_trial(trial_id)
 
     def _get_trials(self, study_id: int, states: Any, included_trial_ids: set[int],
                     trial_id_greater_than: int) -> list[FrozenTrial]:
         # every read of a study's trials (``get_all_trials`` and Optuna's cached storage) goes through here
         if self._reported:
-            self._write_reported()
+            self.write_reported()
         return super()._get_trials(study_id, states, included_trial_ids, trial_id_greater_than)
 
     def set_trial_state_values(self, trial_id: int, state: TrialState, values: Any = None) -> bool:
-        self._write_reported(trial_id)
+        self.write_reported(trial_id)
         return super().set_trial_state_values(trial_id, state, values)
 
     def _get_stale_trial_ids(self, study_id: int) -> list[int]:
@@ -158,6 +158,14 @@ class StudyStorage(RDBStorage):
         if template_trial is None and study_id in self.planned_only:
             raise NoPlannedTrialLeft(f"no enqueued trial left in study {study_id}")
         return super()._create_new_trial(study_id, template_trial)
+
+
+def write_reported(study: optuna.Study, trial: optuna.Trial) -> None:
+    """Write the values ``trial`` reported, from inside its objective: a termination signal there ends the trial
+    FAILED, while one in Optuna's ``tell`` (where the values would be written otherwise) leaves it RUNNING."""
+    backend = getattr(study._storage, "_backend", study._storage)  # noqa: SLF001 - the RDBStorage behind the cache
+    if isinstance(backend, StudyStorage):
+        backend.write_reported(trial._trial_id)  # noqa: SLF001 - the trial's id in its storage
 
 
 def make_storage(url: str, *, heartbeat_interval: int = DEFAULT_HEARTBEAT_S, grace_period: int | None = DEFAULT_GRACE_S,

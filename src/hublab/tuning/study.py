@@ -30,6 +30,7 @@ from hublab.tuning.space import Param, SearchSpace, get_path, optuna_param, same
 from hublab.tuning.storage import (
     NoPlannedTrialLeft,
     StudyStorage,
+    write_reported,
 )
 from hublab.tuning.study_open import (  # noqa: F401 (fresh_study, open_study re-exported)
     _check_attrs,
@@ -162,6 +163,7 @@ def run_study(
                 trial.report(value, step)
                 return trial.should_prune()
         metrics = evaluator(TrialRequest(name, cfg, overrides, report, parent_run_id))
+        write_reported(study, trial)  # here a termination ends the trial FAILED; in Optuna's tell it would not
         if metrics.get("_pruned"):
             raise optuna.TrialPruned()
         # one attribute, not one per metric: each is a storage round trip (~30 a trial: a sixth of a BM25 study)
