@@ -162,6 +162,11 @@ class ReadLimits(_Strict):
     max_line_mb: float | int | None = Field(default=None, gt=0)
 
 
+class GraphStore(_Strict):
+    mode: Literal["auto", "memory", "disk"] | None = None
+    above_mb: float | int | None = Field(default=None, ge=0)
+
+
 class UserIndex(_Strict):
     pipeline: str
     retriever: str | None = None
@@ -192,6 +197,7 @@ class UserGraphs(_Strict):
     type_predicates: list[str] | None = None
     endpoint: Endpoint | None = None
     limits: ReadLimits | None = None
+    store: GraphStore | None = None
     graphs: dict[str, UserGraph] | None = None
     index: list[UserIndex] = []
     runs: list[UserRun] = []

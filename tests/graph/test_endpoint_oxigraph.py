@@ -59,8 +59,35 @@ def test_gv3_over_the_endpoint_is_the_file_graph(oxigraph, gv3_file: Path, tmp_p
     assert resolve_graph(url, st).name == src.name  # the fingerprint is stable
     over = load_source(src, st)
     assert _dump(over) == _dump(RdfKnowledgeGraph.load(gv3_file))
+    _kept_on_disk_is_the_same(url, over, tmp_path)
     other = resolve_graph(oxigraph(EXAMPLE / "graph.ttl"), st)
     assert other.name != src.name and other.digest != src.digest
+
+
+def _on_disk(tmp: Path) -> Settings:
+    st = _settings(tmp)
+    return Settings(tmp, {**st.params, "user_graphs": {"store": {"mode": "disk"}}})
+
+
+def _kept_on_disk_is_the_same(url: str, in_memory, tmp: Path) -> None:
+    """With ``user_graphs.store.mode: disk`` the endpoint's graph is read once into the on-disk store: the same
+    entities, triples, orders and types; a second open (another process, a later run) reads no page again."""
+    from hublab.graph.endpoint import SparqlEndpoint
+    from hublab.graph.store import StoreKnowledgeGraph
+
+    st = _on_disk(tmp)
+    kept = load_source(resolve_graph(url, st), st)
+    assert isinstance(kept, StoreKnowledgeGraph)
+    assert ([repr(e) for e in kept.entities()], [t.render() for t in kept.triples()]) == _dump(in_memory)[:2]
+    assert all(kept.entities_by_type(t) == in_memory.entities_by_type(t) for t in _dump(in_memory)[2])
+    assert kept.sparql("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }")[0]["n"] == str(len(in_memory.graph))
+    real = SparqlEndpoint.read
+    try:
+        SparqlEndpoint.read = lambda *a, **kw: (_ for _ in ()).throw(AssertionError("read again"))  # type: ignore
+        again = load_source(resolve_graph(url, st), st)
+    finally:
+        SparqlEndpoint.read = real  # type: ignore[method-assign]
+    assert again.folder == kept.folder and len(again) == len(kept)
 
 
 def test_the_same_graph_on_two_ports_reuses_one_index(oxigraph, gv3_file: Path, tmp_path: Path):
@@ -127,7 +154,8 @@ def _answers(kg, method: str, params: dict, pairs, tmp: Path, roots: list[str]) 
 def test_every_llm_free_method_answers_the_same_over_the_endpoint(oxigraph, gv3_file: Path, shared: Path,
                                                                   tmp_path: Path, graph: str):
     """Every LLM-free method (HubLink in both strategies) over the endpoint returns the file's triples, in the same
-    order, for every question (hashing embedder: the graph is what is compared, not the model)."""
+    order, for every question (hashing embedder: the graph is what is compared, not the model); on the example
+    graph, also with the endpoint's graph kept in the on-disk store."""
     st = _settings(tmp_path)
     if graph == "example":
         file, pairs, roots = EXAMPLE / "graph.ttl", load_kgqa_csv(EXAMPLE / "questions.csv"), []
@@ -136,7 +164,9 @@ def test_every_llm_free_method_answers_the_same_over_the_endpoint(oxigraph, gv3_
         file, roots, hub = gv3_file, ["R659055"], {}
         pairs = [p for p in load_kgqa_csv(shared / "data/kgqa/flat_distributed.csv")][:12]
     on_file = RdfKnowledgeGraph.load(file)
-    over = load_source(resolve_graph(oxigraph(file), st), st)
+    url = oxigraph(file)
+    over = load_source(resolve_graph(url, st), st)
+    kept = load_source(resolve_graph(url, _on_disk(tmp_path)), _on_disk(tmp_path)) if graph == "example" else None
     pairs, missing = resolve_statements(pairs, on_file)
     assert not missing
     for label, method, params in _methods():
@@ -144,6 +174,8 @@ def test_every_llm_free_method_answers_the_same_over_the_endpoint(oxigraph, gv3_
         a = _answers(on_file, method, params, pairs, tmp_path / label / "file", roots)
         b = _answers(over, method, params, pairs, tmp_path / label / "endpoint", roots)
         assert a == b, label
+        if kept is not None:  # the endpoint's graph kept in the on-disk store answers the same
+            assert _answers(kept, method, params, pairs, tmp_path / label / "store", roots) == a, label
         if graph == "example" and method in ("bm25", "hublink"):
             assert any(m["hits@10"] > 0 for _, m in a), label  # the comparison is not between empty lists
 

@@ -36,11 +36,18 @@ from hublab.graph.source import (
     model_key,
     model_kind,
     read_limits,
+    store_settings,
     vocabulary,
 )
 
 if TYPE_CHECKING:
+    from hublab.graph.base import KnowledgeGraph
     from hublab.graph.rdf import RdfKnowledgeGraph
+
+
+#: an endpoint's size in MB, for ``user_graphs.store.above_mb``, is taken as its triples at this many bytes each (an
+#: N-Triples line of a typical graph)
+NT_BYTES_PER_TRIPLE = 120
 
 
 def is_url(text: object) -> bool:
@@ -70,7 +77,7 @@ class GraphBackend(ABC):
     def resolve(self, arg: object, st: Settings) -> GraphSource:
         """``arg`` as the :class:`GraphSource` runs and indices key on."""
 
-    def open(self, src: GraphSource, st: Settings, *, progress: bool = False) -> RdfKnowledgeGraph:
+    def open(self, src: GraphSource, st: Settings, *, progress: bool = False) -> KnowledgeGraph:
         """The graph behind ``src`` (one of :attr:`kinds`)."""
         raise NotImplementedError(f"{type(self).__name__} resolves to another backend's graph")
 
@@ -88,14 +95,26 @@ class BuiltinGraph(GraphBackend):
         path = st.graph_file(name)
         return GraphSource(name, "builtin", str(path), name, file_digest(path) if path.exists() else "missing")
 
-    def open(self, src: GraphSource, st: Settings, *, progress: bool = False) -> RdfKnowledgeGraph:
+    def open(self, src: GraphSource, st: Settings, *, progress: bool = False) -> KnowledgeGraph:
         from hublab.graph.rdf import RdfKnowledgeGraph
 
         path = Path(src.location)
         if not path.exists():
             raise InputError(f"graph {src.name!r} not built yet (run `dvc repro` or `hublab data graphs` / "
                              "`hublab data snapshot`)", file=str(path))
-        return RdfKnowledgeGraph.load(path, name=src.name)
+        return _open_file(path, src, st, progress=progress) or RdfKnowledgeGraph.load(path, name=src.name)
+
+
+def _open_file(path: Path, src: GraphSource, st: Settings, *, progress: bool) -> KnowledgeGraph | None:
+    """The file's on-disk store when ``params.yaml: user_graphs.store`` puts it on disk, else None (read it into
+    memory). An ORKG export ``.json`` is always read into memory: its order is the export's, not the RDF mapping's."""
+    mode, above_mb = store_settings(st)
+    if path.suffix == ".json" or mode == "memory" or (mode == "auto" and path.stat().st_size < above_mb * 1e6):
+        return None
+    from hublab.graph.store import open_store, store_folder
+
+    return open_store(path, store_folder(st.cache_dir(), src.digest), name=src.name, vocabulary=vocabulary(st),
+                      limits=read_limits(st), progress=progress)
 
 
 class RdfFileGraph(GraphBackend):
@@ -128,11 +147,11 @@ class RdfFileGraph(GraphBackend):
         return GraphSource(loc, "file", str(path.resolve()), f"{_slug(path.name.split('.')[0])}-{digest[:12]}",
                            digest, model=model, model_kind=model_kind(vocabulary(st)))
 
-    def open(self, src: GraphSource, st: Settings, *, progress: bool = False) -> RdfKnowledgeGraph:
+    def open(self, src: GraphSource, st: Settings, *, progress: bool = False) -> KnowledgeGraph:
         from hublab.graph.rdf import RdfKnowledgeGraph
 
-        return RdfKnowledgeGraph.load(src.location, name=src.name, vocabulary=vocabulary(st), progress=progress,
-                                      limits=read_limits(st))
+        return _open_file(Path(src.location), src, st, progress=progress) or RdfKnowledgeGraph.load(
+            src.location, name=src.name, vocabulary=vocabulary(st), progress=progress, limits=read_limits(st))
 
 
 class SparqlEndpointGraph(GraphBackend):
@@ -155,15 +174,26 @@ class SparqlEndpointGraph(GraphBackend):
                            triples=count, fingerprint=(count, content), model=model,
                            model_kind=model_kind(vocabulary(st)))
 
-    def open(self, src: GraphSource, st: Settings, *, progress: bool = False) -> RdfKnowledgeGraph:
+    def open(self, src: GraphSource, st: Settings, *, progress: bool = False) -> KnowledgeGraph:
+        """Read page by page; kept in the on-disk store when the store settings say so for its size (then read once:
+        the store is keyed by the content fingerprint, so a later open only takes the fingerprint)."""
         from hublab.graph.ill_typed import counted
         from hublab.graph.rdf import RdfKnowledgeGraph
 
         ep = SparqlEndpoint(src.location, endpoint_settings(st))
-        with counted(ep.shown):
-            graph = ep.read(fingerprint=src.fingerprint, expected=None if src.fingerprint else src.triples,
-                            progress=progress, limits=read_limits(st))
-        return RdfKnowledgeGraph(graph, name=src.name, vocabulary=vocabulary(st))
+
+        def read() -> Graph:
+            with counted(ep.shown):
+                return ep.read(fingerprint=src.fingerprint, expected=None if src.fingerprint else src.triples,
+                               progress=progress, limits=read_limits(st))
+
+        mode, above_mb = store_settings(st)
+        if mode == "disk" or (mode == "auto" and (src.triples or 0) * NT_BYTES_PER_TRIPLE >= above_mb * 1e6):
+            from hublab.graph.store import open_read_store, store_folder
+
+            return open_read_store(read, store_folder(st.cache_dir(), src.digest), name=src.name, what=ep.shown,
+                                   vocabulary=vocabulary(st), progress=progress, sparql=ep.select)
+        return RdfKnowledgeGraph(read(), name=src.name, vocabulary=vocabulary(st))
 
     @staticmethod
     def live(url: str, *, name: str = "remote") -> RdfKnowledgeGraph:
@@ -256,12 +286,13 @@ def resolve_graph(arg: object, st: Settings) -> GraphSource:
     return guess_backend(arg, st).resolve(arg, st)
 
 
-def load_source(src: GraphSource, st: Settings, *, progress: bool = False) -> RdfKnowledgeGraph:
-    """The graph behind ``src`` as a :class:`~hublab.graph.rdf.RdfKnowledgeGraph`."""
+def load_source(src: GraphSource, st: Settings, *, progress: bool = False) -> KnowledgeGraph:
+    """The graph behind ``src``: in memory (:class:`~hublab.graph.rdf.RdfKnowledgeGraph`) or, for a file the store
+    settings put on disk, its on-disk store (:class:`~hublab.graph.store.StoreKnowledgeGraph`)."""
     return backend_for(src).open(src, st, progress=progress)
 
 
-def open_graph(arg: object, st: Settings, *, progress: bool = False) -> RdfKnowledgeGraph:
+def open_graph(arg: object, st: Settings, *, progress: bool = False) -> KnowledgeGraph:
     """``arg`` resolved and read (uncached: ``hublab.pipeline.resources.load_graph`` keeps one per process)."""
     return load_source(resolve_graph(arg, st), st, progress=progress)
 

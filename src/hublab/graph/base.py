@@ -6,6 +6,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator
 
 from hublab.graph.model import Knowledge, Triple
+from hublab.graph.vocabulary import LITERAL_CLASS
 
 PAPER_TYPE = "Paper"
 
@@ -105,6 +106,18 @@ class KnowledgeGraph(ABC):
             frontier = nxt
             depth += 1
         return out
+
+    def type_counts(self) -> dict[str, tuple[int, int]]:
+        """Per node type (literals' excepted): its instances and their outgoing triples (what ``hublab graph check``
+        ranks hub types by; a backend may count them where the graph is kept)."""
+        counts: dict[str, list[int]] = {}
+        for ent in self.entities():
+            for ty in ent.types:
+                if ty != LITERAL_CLASS:
+                    c = counts.setdefault(ty, [0, 0])
+                    c[0] += 1
+                    c[1] += len(self.outgoing(ent.uid))
+        return {t: (n, out) for t, (n, out) in counts.items()}
 
     def __len__(self) -> int:
         return sum(1 for _ in self.triples())

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Iterator
 from typing import IO, Any
 
 from rdflib import BNode, Graph, Literal, URIRef
@@ -62,15 +63,6 @@ class _Screened(io.RawIOBase):
         return n
 
 
-def available() -> bool:
-    """Whether Oxigraph's parser can be imported."""
-    try:
-        import pyoxigraph  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 def read_fast(source: IO[bytes], graph: Graph, *, quads: bool, max_line_chars: int) -> None:
     """Every triple of an N-Triples (``quads=False``) or N-Quads stream into ``graph``, graph names dropped.
 
@@ -78,10 +70,16 @@ def read_fast(source: IO[bytes], graph: Graph, *, quads: bool, max_line_chars: i
         NotFast: the file needs rdflib's reader; any other exception (Oxigraph's ``SyntaxError``, a read error) means
             the same, and ``graph`` is then partly filled: read again into a new one.
     """
+    add = graph.add
+    for statement in iter_fast(source, quads=quads, max_line_chars=max_line_chars):
+        add(statement)
+
+
+def iter_fast(source: IO[bytes], *, quads: bool, max_line_chars: int) -> Iterator[tuple[Any, Any, Any]]:
+    """The statements of an N-Triples (``quads=False``) or N-Quads stream as rdflib terms, one at a time (graph
+    names dropped, so a statement in two named graphs comes twice); raises as :func:`read_fast` does."""
     import pyoxigraph as ox
 
-    fmt = ox.RdfFormat.N_QUADS if quads else ox.RdfFormat.N_TRIPLES
-    screened = io.BufferedReader(_Screened(source, max_line_chars), 1 << 20)
     iris: dict[str, URIRef] = {}
     named, blank, literal = ox.NamedNode, ox.BlankNode, ox.Literal
 
@@ -104,6 +102,15 @@ def read_fast(source: IO[bytes], graph: Graph, *, quads: bool, max_line_chars: i
             return Literal(t.value) if dt == _XSD_STRING else Literal(t.value, datatype=term(t.datatype))
         raise NotFast(f"a {kind.__name__} (a quoted triple)")
 
-    add = graph.add
-    for q in ox.parse(input=screened, format=fmt):
-        add((term(q.subject), term(q.predicate), term(q.object)))
+    for q in iter_quads(source, quads=quads, max_line_chars=max_line_chars):
+        yield term(q.subject), term(q.predicate), term(q.object)
+
+
+def iter_quads(source: IO[bytes], *, quads: bool, max_line_chars: int) -> Iterator[Any]:
+    """The statements of an N-Triples or N-Quads stream as Oxigraph's quads, screened as the module docstring says
+    (their literals are then the ones rdflib would read, less its normalisation of typed values); raises as
+    :func:`read_fast` does."""
+    import pyoxigraph as ox
+
+    fmt = ox.RdfFormat.N_QUADS if quads else ox.RdfFormat.N_TRIPLES
+    yield from ox.parse(input=io.BufferedReader(_Screened(source, max_line_chars), 1 << 20), format=fmt)

@@ -3,12 +3,11 @@ instances, and the triples matching a text (``hublab graph find``) in both forms
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 
 from hublab.graph.base import KnowledgeGraph
 from hublab.graph.model import Triple
-from hublab.graph.vocabulary import LITERAL_CLASS, local_name
+from hublab.graph.vocabulary import local_name
 
 #: local names of predicates that state a class in common vocabularies: Wikidata's P31 ("instance of"),
 #: ``dcterms:type``, ``schema:additionalType``, and ``instanceOf`` as ontologies spell it (compared case-folded)
@@ -25,15 +24,8 @@ class TypeCount:
 def type_counts(kg: KnowledgeGraph) -> list[TypeCount]:
     """Every node type with its number of instances and of their outgoing triples, most instances first (ties by
     name, so the list is the same on every machine)."""
-    instances: Counter[str] = Counter()
-    out: Counter[str] = Counter()
-    for ent in kg.entities():
-        for ty in ent.types:
-            if ty == LITERAL_CLASS:
-                continue
-            instances[ty] += 1
-            out[ty] += len(kg.outgoing(ent.uid))
-    return sorted((TypeCount(t, n, out[t]) for t, n in instances.items()), key=lambda c: (-c.instances, c.name))
+    return sorted((TypeCount(t, n, out) for t, (n, out) in kg.type_counts().items()),
+                  key=lambda c: (-c.instances, c.name))
 
 
 def suggested_hub_types(counts: list[TypeCount], n: int = 3) -> list[TypeCount]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import gzip
 import io
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from rdflib import Dataset, Graph
@@ -68,9 +70,7 @@ class _CountingReader(io.RawIOBase):
         return n
 
 
-def read_rdf(path: Path, *, progress: bool = False, limits: ReadLimits | None = None) -> Graph:
-    """The triples of an RDF file as an rdflib graph (see the module docstring)."""
-    limits = limits or ReadLimits()
+def _checked_format(path: Path) -> str:
     fmt = rdf_format(path)
     if fmt is None:
         known = ", ".join(sorted(RDF_FORMATS))
@@ -79,7 +79,14 @@ def read_rdf(path: Path, *, progress: bool = False, limits: ReadLimits | None = 
     if not path.is_file():
         raise InputError("graph file not found" if not path.exists() else "expected a file", file=str(path),
                          field="--graph")
-    if fmt in ("nt", "nquads") and fast_lines.available():
+    return fmt
+
+
+def read_rdf(path: Path, *, progress: bool = False, limits: ReadLimits | None = None) -> Graph:
+    """The triples of an RDF file as an rdflib graph (see the module docstring)."""
+    limits = limits or ReadLimits()
+    fmt = _checked_format(path)
+    if fmt in ("nt", "nquads"):
         try:
             return _read(path, fmt, limits, progress=progress, fast=True)
         except fast_lines.NotFast:
@@ -87,10 +94,41 @@ def read_rdf(path: Path, *, progress: bool = False, limits: ReadLimits | None = 
     return _read(path, fmt, limits, progress=progress, fast=False)
 
 
-def _read(path: Path, fmt: str, limits: ReadLimits, *, progress: bool, fast: bool) -> Graph:
-    """The file through the bounded, counting stream into rdflib's parser, or (``fast``, N-Triples and N-Quads) into
-    Oxigraph's (:mod:`hublab.graph.fast_lines`), which raises :class:`~hublab.graph.fast_lines.NotFast` for any file
-    it does not read exactly as rdflib does, its own parse errors included."""
+def stream_rdf(path: Path, *, progress: bool = False, limits: ReadLimits | None = None,
+               oxigraph: bool = False) -> Iterator[tuple]:
+    """The statements of an N-Triples or N-Quads file one at a time, as :func:`read_rdf` would read them (a statement
+    in two named graphs comes twice), without holding the file in memory; ``oxigraph``: as Oxigraph's quads
+    (:func:`hublab.graph.fast_lines.iter_quads`), not rdflib's terms.
+
+    Raises:
+        fast_lines.NotFast: the file is not N-Triples or N-Quads, or needs rdflib's reader: read it with
+            :func:`read_rdf` (statements may have been given already).
+        InputError: the file is refused by a read limit.
+    """
+    limits = limits or ReadLimits()
+    fmt = _checked_format(path)
+    if fmt not in ("nt", "nquads"):
+        raise fast_lines.NotFast(f"{fmt} is read whole")
+    with _opened(path, limits, progress) as (source, capped), counted(str(path)):
+        try:
+            read = fast_lines.iter_quads if oxigraph else fast_lines.iter_fast
+            yield from read(source, quads=fmt == "nquads", max_line_chars=limits.max_line_chars)
+        except fast_lines.NotFast:
+            raise
+        except Exception as exc:  # noqa: BLE001 - Oxigraph's syntax or read error: rdflib's reader says it
+            _raise_refused(path, capped)
+            raise fast_lines.NotFast(f"{type(exc).__name__}: {exc}") from None
+
+
+def _raise_refused(path: Path, capped: CappedReader | None) -> None:
+    """The read limit's located error, when a limit stopped the read (a parser may wrap it in its own)."""
+    if capped is not None and capped.refused is not None:
+        raise InputError(str(capped.refused), file=str(path), field="--graph") from None
+
+
+@contextmanager
+def _opened(path: Path, limits: ReadLimits, progress: bool) -> Iterator[tuple[io.BufferedIOBase, CappedReader | None]]:
+    """The file as a bounded, counting, buffered stream (gzip decompressed), with its progress bar while open."""
     size = path.stat().st_size
     bar = None
     if progress and size >= _PROGRESS_MIN_BYTES:
@@ -98,53 +136,58 @@ def _read(path: Path, fmt: str, limits: ReadLimits, *, progress: bool, fast: boo
 
         bar = bytes_bar(f"reading {path.name}", size)
     raw = path.open("rb")
-    capped: CappedReader | None = None
     try:
         def on_read() -> None:
             if bar is not None:
                 bar.update(raw.tell())
 
         counting = _CountingReader(raw, on_read)
-        source: io.BufferedIOBase
         if path.name.lower().endswith(".gz"):  # gzip reads the file in small blocks: raw.tell() is what it consumed
             capped = CappedReader(gzip.GzipFile(fileobj=counting), raw.tell, limits)
-            source = io.BufferedReader(capped, 1 << 20)
+            yield io.BufferedReader(capped, 1 << 20), capped
         else:
-            source = io.BufferedReader(counting, 1 << 20)
-        if fast:
-            flat = plain_graph()
-            with counted(str(path)):
-                try:
-                    fast_lines.read_fast(source, flat, quads=fmt == "nquads", max_line_chars=limits.max_line_chars)
-                except fast_lines.NotFast:
-                    raise
-                except Exception as exc:  # noqa: BLE001 - Oxigraph's syntax or read error: rdflib's reader says it
-                    if capped is not None and capped.refused is not None:
-                        raise InputError(str(capped.refused), file=str(path), field="--graph") from None
-                    raise fast_lines.NotFast(f"{type(exc).__name__}: {exc}") from None
-            return flat
-        target = Dataset() if fmt in _QUAD_FORMATS else Graph() if fmt in _CONTEXT_FORMATS else plain_graph()
-        with counted(str(path)):  # ill-typed literals: one warning line, not a traceback each
-            if fmt in ("nt", "nquads"):
-                text = io.TextIOWrapper(source, encoding="utf-8", newline="")
-                if fmt == "nt":
-                    parse_ntriples(text, target, max_line_chars=limits.max_line_chars)
-                else:
-                    parse_nquads(text, target, max_line_chars=limits.max_line_chars)
-            else:
-                target.parse(source=source, format=GUARDED_FORMATS.get(fmt, fmt))  # type: ignore[arg-type]
-    except (InputError, fast_lines.NotFast):
-        raise
-    except ReadRefused as exc:
-        raise InputError(_refusal(fmt, exc), file=str(path), line=exc.line, field="--graph") from None
-    except Exception as exc:  # noqa: BLE001 - rdflib's parsers raise many kinds; each means the file is not valid
-        if capped is not None and capped.refused is not None:  # a parser that wrapped the limit's error
-            raise InputError(str(capped.refused), file=str(path), field="--graph") from None
-        raise InputError(f"not valid {fmt}: {_parser_message(exc)}", file=str(path), field="--graph") from None
+            yield io.BufferedReader(counting, 1 << 20), None
     finally:
         raw.close()
         if bar is not None:
             bar.close()
+
+
+def _read(path: Path, fmt: str, limits: ReadLimits, *, progress: bool, fast: bool) -> Graph:
+    """The file through the bounded, counting stream into rdflib's parser, or (``fast``, N-Triples and N-Quads) into
+    Oxigraph's (:mod:`hublab.graph.fast_lines`), which raises :class:`~hublab.graph.fast_lines.NotFast` for any file
+    it does not read exactly as rdflib does, its own parse errors included."""
+    if fast:
+        flat = plain_graph()
+        with _opened(path, limits, progress) as (source, capped), counted(str(path)):
+            try:
+                fast_lines.read_fast(source, flat, quads=fmt == "nquads", max_line_chars=limits.max_line_chars)
+            except fast_lines.NotFast:
+                raise
+            except Exception as exc:  # noqa: BLE001 - Oxigraph's syntax or read error: rdflib's reader says it
+                _raise_refused(path, capped)
+                raise fast_lines.NotFast(f"{type(exc).__name__}: {exc}") from None
+        return flat
+    capped: CappedReader | None = None
+    try:
+        with _opened(path, limits, progress) as (source, capped):
+            target = Dataset() if fmt in _QUAD_FORMATS else Graph() if fmt in _CONTEXT_FORMATS else plain_graph()
+            with counted(str(path)):  # ill-typed literals: one warning line, not a traceback each
+                if fmt in ("nt", "nquads"):
+                    text = io.TextIOWrapper(source, encoding="utf-8", newline="")
+                    if fmt == "nt":
+                        parse_ntriples(text, target, max_line_chars=limits.max_line_chars)
+                    else:
+                        parse_nquads(text, target, max_line_chars=limits.max_line_chars)
+                else:
+                    target.parse(source=source, format=GUARDED_FORMATS.get(fmt, fmt))  # type: ignore[arg-type]
+    except InputError:
+        raise
+    except ReadRefused as exc:
+        raise InputError(_refusal(fmt, exc), file=str(path), line=exc.line, field="--graph") from None
+    except Exception as exc:  # noqa: BLE001 - rdflib's parsers raise many kinds; each means the file is not valid
+        _raise_refused(path, capped)
+        raise InputError(f"not valid {fmt}: {_parser_message(exc)}", file=str(path), field="--graph") from None
     if fmt in _QUAD_FORMATS:
         flat = plain_graph()
         for s, p, o, _ in target.quads((None, None, None, None)):  # type: ignore[union-attr]

@@ -214,6 +214,13 @@ def endpoint_settings(st: Settings) -> EndpointSettings:
     return EndpointSettings.from_params(st.section(SECTION).get("endpoint"))
 
 
+def store_settings(st: Settings) -> tuple[str, float]:
+    """``params.yaml: user_graphs.store``: where a graph file is kept (``auto``, ``memory`` or ``disk``) and, for
+    ``auto``, the size in MB from which a file goes to the on-disk store (:mod:`hublab.graph.store`)."""
+    sec = dict(st.section(SECTION).get("store") or {})
+    return str(sec.get("mode") or "auto"), float(sec.get("above_mb") if sec.get("above_mb") is not None else 64)
+
+
 def read_limits(st: Settings) -> ReadLimits:
     """``params.yaml: user_graphs.limits``: how far reading a graph may expand (defaults when unset)."""
     return ReadLimits.from_params(st.section(SECTION).get("limits"))

@@ -105,10 +105,15 @@ def _digits(text: str) -> str:
     return str(int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:_ID_HEX], 16))
 
 
+def literal_uid(n3: str) -> str:
+    """The HubLab id of the literal whose N-Triples form is ``n3``."""
+    return "L" + _digits(n3)
+
+
 def node_uid(term: Node) -> str:
     """A node's HubLab id: the ORKG id for ORKG resources, else derived from the term's content."""
     if isinstance(term, Literal):
-        return "L" + _digits(term.n3())
+        return literal_uid(term.n3())
     s = str(term)
     if s.startswith(str(ORKG_RESOURCE)):
         return s[len(str(ORKG_RESOURCE)):]

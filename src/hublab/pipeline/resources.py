@@ -15,7 +15,7 @@ from typing import Any
 from hublab.config import Settings
 from hublab.config import settings as load_settings
 from hublab.graph.backends import is_url, load_source, resolve_graph
-from hublab.graph.rdf import RdfKnowledgeGraph
+from hublab.graph.base import KnowledgeGraph
 from hublab.graph.source import GraphSource, model_key
 from hublab.pipeline.config import PipelineConfig
 from hublab.retrievers.base import Resources
@@ -46,7 +46,7 @@ def graph_source(name: str, st: Settings | None = None) -> GraphSource:
         return _CACHE[key]
 
 
-def load_graph(name: str, st: Settings | None = None, *, progress: bool = False) -> RdfKnowledgeGraph:
+def load_graph(name: str, st: Settings | None = None, *, progress: bool = False) -> KnowledgeGraph:
     """The graph ``--graph`` names, loaded once per process and content (see :func:`graph_source`): the graph door
     (:mod:`hublab.graph.backends`) behind a cache."""
     st = st or load_settings()
