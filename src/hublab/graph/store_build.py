@@ -148,16 +148,22 @@ def build_model(db: Path, statements: Iterable[tuple], vocab: Vocabulary, *, row
     try:
         con.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA temp_store=FILE;"
                           "PRAGMA cache_size=-262144;" + _SCHEMA)
-        con.execute("CREATE TABLE st(s TEXT, p TEXT, o TEXT, lit INTEGER, val TEXT, lang TEXT, kind INTEGER)")
+        con.execute("CREATE TABLE st(s TEXT, p INTEGER, o TEXT, lit INTEGER, val TEXT, lang TEXT, kind INTEGER)")
         con.execute("BEGIN")
         staged = iter(statements) if rows else _staged_rows(statements, vocab)
-        while True:
-            batch = [r for _, r in zip(range(_BATCH), staged, strict=False)]
-            if not batch:
-                break
+        predicates: dict[str, int] = {}  # a predicate's IRI -> its number in the staging (a graph has few)
+
+        def batches() -> Iterator[list[tuple]]:
+            while batch := [(r[0], predicates.setdefault(r[1], len(predicates)), *r[2:])
+                            for _, r in zip(range(_BATCH), staged, strict=False)]:
+                yield batch
+
+        for batch in batches():
             con.executemany("INSERT INTO st VALUES (?,?,?,?,?,?,?)", batch)
             if on_stage is not None:
                 on_stage(len(batch))
+        con.execute("CREATE TEMP TABLE sp(n INTEGER PRIMARY KEY, iri TEXT UNIQUE)")
+        con.executemany("INSERT INTO sp VALUES (?,?)", [(n, iri) for iri, n in predicates.items()])
         con.execute("COMMIT")
         _derive(con, vocab)
     finally:
@@ -168,14 +174,14 @@ def _derive(con: sqlite3.Connection, vocab: Vocabulary) -> None:
     """The model from the staged statements (see the module docstring), then the staging dropped."""
     ranks = {str(p): i for i, p in enumerate(vocab.label_predicates)}
     con.execute("BEGIN")
-    con.execute("CREATE TEMP TABLE lp(iri TEXT PRIMARY KEY, rank INTEGER)")
-    con.executemany("INSERT INTO lp VALUES (?,?)", ranks.items())
+    con.execute("CREATE TEMP TABLE lp(n INTEGER PRIMARY KEY, rank INTEGER)")
+    con.executemany("INSERT INTO lp SELECT n, ? FROM sp WHERE iri = ?", [(r, iri) for iri, r in ranks.items()])
     # a term's label: of its literal values by the first label predicate it has, untagged or English first, then the
     # smallest text (RdfKnowledgeGraph._label_rank)
     con.execute("""CREATE TEMP TABLE lab AS SELECT s, val FROM (
         SELECT st.s, st.val, ROW_NUMBER() OVER (PARTITION BY st.s ORDER BY lp.rank,
                (st.lang IS NOT NULL AND st.lang <> 'en'), st.val) AS n
-        FROM st JOIN lp ON lp.iri = st.p WHERE st.kind = 1 AND st.lit) WHERE n = 1""")
+        FROM st JOIN lp ON lp.n = st.p WHERE st.kind = 1 AND st.lit) WHERE n = 1""")
     con.execute("CREATE UNIQUE INDEX temp.lab_s ON lab(s)")
     con.execute("CREATE TEMP TABLE typ AS SELECT DISTINCT s, val AS name FROM st WHERE kind = 2")
     con.execute("CREATE INDEX temp.typ_s ON typ(s)")
@@ -184,7 +190,7 @@ def _derive(con: sqlite3.Connection, vocab: Vocabulary) -> None:
         SELECT 0 AS lit, s AS key, NULL AS val FROM st WHERE kind = 0
         UNION SELECT lit, o, val FROM st WHERE kind = 0
         UNION SELECT 0, s, NULL FROM (SELECT s FROM lab UNION SELECT s FROM typ)
-              WHERE s NOT IN (SELECT p FROM st) AND s NOT IN (SELECT o FROM st WHERE kind = 2 AND NOT lit)""")
+              WHERE s NOT IN (SELECT iri FROM sp) AND s NOT IN (SELECT o FROM st WHERE kind = 2 AND NOT lit)""")
     rows = con.execute("""SELECT n.lit, n.key, n.val, lab.val, (SELECT group_concat(name, char(31)) FROM typ
                           WHERE typ.s = n.key) FROM nodes n LEFT JOIN lab ON lab.s = n.key AND NOT n.lit
                           ORDER BY n.lit, n.key""")
@@ -207,16 +213,18 @@ def _derive(con: sqlite3.Connection, vocab: Vocabulary) -> None:
             _insert_nodes(con, insert, batch, members)
     _insert_nodes(con, insert, batch, members)
     con.execute("CREATE UNIQUE INDEX node_key ON node(lit, key)")
-    preds = con.execute("""SELECT DISTINCT st.p, lab.val FROM st LEFT JOIN lab ON lab.s = st.p WHERE st.kind = 0
-                           ORDER BY st.p""").fetchall()
+    preds = con.execute("""SELECT sp.n, sp.iri, lab.val FROM sp LEFT JOIN lab ON lab.s = sp.iri
+                           WHERE sp.n IN (SELECT DISTINCT p FROM st WHERE kind = 0) ORDER BY sp.iri""").fetchall()
     pfx = str(ORKG_PREDICATE)
-    con.executemany("INSERT INTO pred(iri, label, pid) VALUES (?,?,?)",
-                    [(p, label if label is not None else local_name(p), p[len(pfx):] if p.startswith(pfx) else None)
-                     for p, label in preds])
+    con.execute("CREATE TEMP TABLE pn(n INTEGER PRIMARY KEY, id INTEGER)")  # staging number -> predicate id
+    for i, (n, p, label) in enumerate(preds, 1):  # ids in the order of the predicates' IRIs
+        con.execute("INSERT INTO pred VALUES (?,?,?,?)",
+                    (i, p, label if label is not None else local_name(p), p[len(pfx):] if p.startswith(pfx) else None))
+        con.execute("INSERT INTO pn VALUES (?,?)", (n, i))
     con.execute("""INSERT INTO edge(s, p, o) SELECT DISTINCT ns.ord, pr.id, no.ord FROM st
-                   JOIN node ns ON ns.lit = 0 AND ns.key = st.s JOIN pred pr ON pr.iri = st.p
+                   JOIN node ns ON ns.lit = 0 AND ns.key = st.s JOIN pn ON pn.n = st.p JOIN pred pr ON pr.id = pn.id
                    JOIN node no ON no.lit = st.lit AND no.key = st.o WHERE st.kind = 0
-                   ORDER BY ns.ord, pr.iri, no.ord""")
+                   ORDER BY ns.ord, pr.id, no.ord""")
     con.execute("DROP TABLE st")
     con.execute("CREATE INDEX edge_s ON edge(s)")
     con.execute("CREATE INDEX edge_o ON edge(o)")
