@@ -200,6 +200,8 @@ def test_every_llm_free_method_retrieves_the_same_through_the_store(graph: str, 
         ranked = {}
         for mode, root in roots.items():
             pipe = api.load_pipeline(name, str(path), root=root, hub_types=hubs if "hublink" in name else None)
+            kept = pipe._pipeline.retriever.resources.graph
+            assert isinstance(kept, StoreKnowledgeGraph if mode == "disk" else RdfKnowledgeGraph), (name, mode)
             ranked[mode] = [[(t.triple, None if t.score is None else round(t.score, 6)) for t in pipe.retrieve(q)]
                             for q in questions]
         assert ranked["memory"] == ranked["disk"], name

@@ -16,7 +16,7 @@ from hublab.config import Settings
 from hublab.config import settings as load_settings
 from hublab.graph.backends import is_url, load_source, resolve_graph
 from hublab.graph.base import KnowledgeGraph
-from hublab.graph.source import GraphSource, model_key
+from hublab.graph.source import GraphSource, model_key, store_settings
 from hublab.pipeline.config import PipelineConfig
 from hublab.retrievers.base import Resources
 
@@ -52,7 +52,7 @@ def load_graph(name: str, st: Settings | None = None, *, progress: bool = False)
     st = st or load_settings()
     src = graph_source(name, st)
     with _LOCK:
-        key = _key("graph", src.kind, src.location, src.digest)
+        key = _key("graph", src.kind, src.location, src.digest, store_settings(st))  # kept in memory or on disk
         if key not in _CACHE:
             _CACHE[key] = load_source(src, st, progress=progress)
         return _CACHE[key]

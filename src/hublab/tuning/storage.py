@@ -11,8 +11,9 @@
   Optuna would otherwise create a fresh, sampled (= unplanned, possibly duplicate) trial. With the flag set
   that attempt raises :class:`NoPlannedTrialLeft` before any trial is created.
 * Reported values in one write: a trial's per-question values (``trial.report``, one a question for the Wilcoxon
-  pruner) are kept by the worker that reports them and written in one transaction when the trial is next read or
-  ends, not one transaction (and one disk sync) each: they were a sixth of a comparison's time. The worker's own
+  pruner) are kept by the worker that reports them and written in one transaction by the study's objective
+  (:func:`write_reported`) as soon as the trial's evaluation ends, or when the trial is next read, not one
+  transaction (and one disk sync) each: they were a sixth of a comparison's time. The worker's own
   pruner checks them from Optuna's in-trial copy, every reader in the worker sees them, and a trial's final record is
   the same; only another process looking at a running trial sees its values later.
 * :func:`study_lock`: a cross-process lock per storage (a lock file next to a SQLite database, a session
