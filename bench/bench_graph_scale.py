@@ -17,13 +17,16 @@ The files are replicas written line by line, never held in memory:
 Per graph and size, each step in a process of its own (peak resident memory is that process's ``ru_maxrss``):
 
 * ``oxigraph``: ``Store(dir).bulk_load(path=file)``: seconds, peak RSS, store size on disk;
-* ``check``: ``hublab graph check FILE --json`` (HubLab's in-memory path): seconds, peak RSS, and the ratio to the
-  raw load (the target: within 3× at 10^6). Skipped above ``--in-memory-max`` triples, where its memory
-  (1.3–1.7 GB per 10^6 triples) would exceed the machine: the row says so, with the memory projected from the
-  largest size it ran on;
-* ``bm25``: the graph read as a run reads it, the units and the BM25 index built (seconds, growth of resident
+* ``load``: the graph opened as a run opens it, from nothing kept (HubLab's on-disk store built for a file of
+  ``user_graphs.store.above_mb`` or more, else the graph read into memory): seconds, peak RSS, store size;
+* ``check``: ``hublab graph check FILE --json`` as a user types it (default settings), cold (the kept store removed
+  first) and again (reused): seconds, peak RSS, and the ratio to the raw load (the target: within 3× at 10^6);
+  ``check_in_memory``: the same command with ``user_graphs.store.mode: memory``, and whether its JSON is the same.
+  Skipped above ``--in-memory-max`` triples, where its memory (1.3–1.7 GB per 10^6 triples) would exceed the
+  machine: the row says so, with the memory projected from the largest size it ran on;
+* ``bm25``: the graph opened as a run opens it, the units and the BM25 index built (seconds, growth of resident
   memory over the build), then each question searched for 20 units (p50/p95). Up to ``--reference-max`` units,
-  rank-bm25 on the same tokens, and whether every ranking is the same. Skipped where ``check`` is.
+  rank-bm25 on the same tokens, and whether every ranking is the same.
 
 Writes the JSON (``--json``) that ``scripts/benchmarks_md.py`` turns into docs/benchmarks.md.
 """
@@ -145,6 +148,23 @@ def step_oxigraph(path: str) -> dict:
     size = sum(f.stat().st_size for f in store_dir.rglob("*") if f.is_file())
     shutil.rmtree(store_dir, ignore_errors=True)
     return {"s": round(seconds, 1), "quads": quads, "disk_mb": round(size / 1e6, 1)}
+
+
+def step_load(path: str) -> dict:
+    """The graph opened as a run opens it (``hublab.pipeline.resources.load_graph``), from no kept store: for a file of
+    ``user_graphs.store.above_mb`` or more, HubLab's on-disk store built from the file."""
+    import shutil
+
+    from hublab.pipeline.resources import load_graph
+
+    shutil.rmtree(ROOT / ".cache" / "graph-stores", ignore_errors=True)
+    t0 = time.perf_counter()
+    graph = load_graph(path)
+    seconds = time.perf_counter() - t0
+    folder = getattr(graph, "folder", None)
+    size = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) if folder else None
+    return {"s": round(seconds, 1), "kept_by": type(graph).__name__, "triples": len(graph),
+            "store_mb": round(size / 1e6, 1) if size else None}
 
 
 def step_bm25(name: str, path: str, reference_max: int) -> dict:
@@ -280,6 +300,8 @@ def one(name: str, size: int, in_memory_max: int, reference_max: int, earlier: l
     ox = _measured([sys.executable, __file__, "--step", "oxigraph", path])
     row["oxigraph"] = {**ox["result"], "wall_s": ox["wall_s"], "peak_rss_mb": ox["peak_rss_mb"]}
     print(json.dumps(row), file=sys.stderr, flush=True)
+    load = _measured([sys.executable, __file__, "--step", "load", path])
+    row["load"] = {**load["result"], "wall_s": load["wall_s"], "peak_rss_mb": load["peak_rss_mb"]}
     cmd = [sys.executable, "-m", "hublab.cli", "graph", "check", path, "--json"]
     shutil.rmtree(ROOT / ".cache" / "graph-stores", ignore_errors=True)  # cold: the store is built by the command
     first = _measured(cmd)
@@ -315,7 +337,8 @@ def main() -> None:
         return
     if args.step is not None:
         what, path = args.step
-        res = step_oxigraph(path) if what == "oxigraph" else step_bm25(args.name, path, args.reference_max)
+        res = (step_oxigraph(path) if what == "oxigraph" else step_load(path) if what == "load"
+               else step_bm25(args.name, path, args.reference_max))
         print(json.dumps(res))
         return
     from machine import machine
@@ -326,7 +349,11 @@ def main() -> None:
             rows.append(one(name, size, args.in_memory_max, args.reference_max,
                             [r for r in rows if r["graph"] == name]))
             print(json.dumps(rows[-1]), flush=True)
-    result = {"k": K, "machine": machine(), "load_avg_before": list(os.getloadavg()), "sizes": rows}
+    from hublab.config import settings
+    from hublab.graph.source import store_settings
+
+    result = {"k": K, "machine": machine(), "load_avg_before": list(os.getloadavg()),
+              "store_above_mb": store_settings(settings(ROOT))[1], "sizes": rows}
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         old = json.loads(args.json.read_text())["sizes"] if args.json.exists() else []

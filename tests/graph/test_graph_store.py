@@ -183,7 +183,7 @@ LLM_FREE = ["bm25", "vss", "hybrid", "hublink_local", "difar_local", "fidelis_lo
 def test_every_llm_free_method_retrieves_the_same_through_the_store(graph: str, methods: list[str], tmp_path: Path):
     """Each LLM-free method, its index built from scratch in a project of its own, ranks the same triples for an
     example graph's questions whether the graph is in memory or in the store (so every metric is the same; all the
-    questions of all three graphs and every method were checked the same way once, in 400 s). Slow: every method on
+    questions of all three graphs and every method were checked the same way once: 9 minutes on a busy machine). Slow: every method on
     the catalogue, three on each other graph, two index builds each (about 100 s on the catalogue on 2 cores)."""
     from hublab import api
     from hublab.config import settings
