@@ -189,6 +189,10 @@ class Settings:
         return tracking_uri(self.root)
 
     def cache_dir(self) -> Path:
+        """``paths.cache``; ``.cache`` under the project when a project's own params.yaml does not set it (a user's
+        params.yaml may hold only ``user_graphs``, and a large graph is still kept in the cache)."""
+        if "cache" not in self.params.get("paths", {}):
+            return self.root / ".cache"
         return self.path("cache")
 
 
