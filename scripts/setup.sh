@@ -60,8 +60,14 @@ if [ "$llm" = 1 ] && ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
   # the compile needs no venv writes: it runs beside the installs below (they mostly wait on downloads)
   echo "setup: llama-cpp-python $LLAMA_PIN compiling in the background (.venv/llama-build.log)" >&2
   mkdir -p .venv/wheels
-  CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \
-    "${VPIP[@]}" wheel --no-deps -w .venv/wheels "llama-cpp-python==$LLAMA_PIN" > .venv/llama-build.log 2>&1 &
+  # x86-64: a portable build (AVX2, no AVX-512 or AMX), compiled here (--no-cache-dir: pip's wheel cache is keyed by
+  # the source, not by these flags or the CPU it was built on). A machine may advertise instructions its hypervisor
+  # traps: a native build on a VM advertising AMX died with SIGILL in libggml-cpu on the first longer prompt.
+  portable=""
+  [ "$(uname -m)" = x86_64 ] && portable="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
+  CMAKE_ARGS="${CMAKE_ARGS:-$portable}" CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \
+    "${VPIP[@]}" wheel --no-cache-dir --no-deps -w .venv/wheels "llama-cpp-python==$LLAMA_PIN" \
+    > .venv/llama-build.log 2>&1 &
   llama_pid=$!
 fi
 step "torch 2.13.0 (CPU)" "${VPIP[@]}" install torch==2.13.0
