@@ -183,8 +183,9 @@ LLM_FREE = ["bm25", "vss", "hybrid", "hublink_local", "difar_local", "fidelis_lo
 def test_every_llm_free_method_retrieves_the_same_through_the_store(graph: str, methods: list[str], tmp_path: Path):
     """Each LLM-free method, its index built from scratch in a project of its own, ranks the same triples for an
     example graph's questions whether the graph is in memory or in the store (so every metric is the same; all the
-    questions of all three graphs and every method were checked the same way once: 9 minutes on a busy machine). Slow: every method on
-    the catalogue, three on each other graph, two index builds each (about 100 s on the catalogue on 2 cores)."""
+    questions of all three graphs and every method were checked the same way once: 9 minutes on a busy machine).
+    Slow: every method on the catalogue, three on each other graph, two index builds each (about 100 s on the
+    catalogue on 2 cores)."""
     from hublab import api
     from hublab.config import settings
     from hublab.datasets.catalog import load_dataset
@@ -206,3 +207,13 @@ def test_every_llm_free_method_retrieves_the_same_through_the_store(graph: str, 
                             for q in questions]
         assert ranked["memory"] == ranked["disk"], name
         assert any(ranked["disk"]), name
+
+
+@pytest.mark.xfail(strict=True, reason="StoreKnowledgeGraph._oxigraph passes the whole file name to "
+                   "RdfFormat.from_extension (wants the extension alone), so no format is found")
+def test_sparql_on_a_file_kept_in_the_store_sees_the_files_statements(tmp_path: Path):
+    """SPARQL on a file kept in the store runs on an Oxigraph store loaded from the file: every statement counted."""
+    src = ROOT / "examples/your-graph/graph.ttl"
+    kg = open_store(src, tmp_path / "s", name="g")
+    rows = kg.sparql("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }")
+    assert rows == [{"n": str(len(RdfKnowledgeGraph.load(src).graph))}]
