@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
+import time
 
 #: the signals handled like SIGINT (SIGHUP does not exist on Windows)
 HANDLED = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
@@ -31,6 +32,10 @@ GRACE_S = 60.0
 _armed: list[threading.Timer] = []
 #: a worker process that waits for tasks (:func:`exit_when_idle`) and the number of tasks it runs now (:func:`busy`)
 _worker = {"idle_exit": False, "busy": 0}
+#: the unraisable hook runs: a signal delivered meanwhile is delivered again, not raised (:func:`_redeliver`)
+_in_hook = {"now": False}
+#: blocks a termination signal must not cut (:func:`deferred`) open now, and the signal that arrived meanwhile
+_deferral: dict[str, int | None] = {"depth": 0, "pending": None}
 
 
 def _give_up(signum: int) -> None:
@@ -52,23 +57,103 @@ def _raise(signum: int, _frame: object) -> None:
         import os
 
         os._exit(128 + signum)  # nothing to end: a traceback from the pool's wait for work would be all it prints
+    if _in_hook["now"]:
+        _deliver_later(signum)
+        return
     if not _armed:
-
         timer = threading.Timer(GRACE_S, _give_up, (signum,))
         timer.daemon = True
         timer.start()
         _armed.append(timer)
+    if _deferral["depth"]:
+        _deferral["pending"] = signum  # raised when the block ends (its grace timer runs already)
+        return
     raise Terminated(signum)
+
+
+def _raise_pending() -> None:
+    signum, _deferral["pending"] = _deferral["pending"], None
+    if signum is not None:
+        raise Terminated(signum)
+
+
+@contextlib.contextmanager
+def deferred():
+    """A block a termination signal must not cut in two (a study's trial created but not yet in its objective, or
+    its result being stored: cut there, the trial stays RUNNING). A signal that arrives meanwhile is raised when
+    the block ends, even if it ends by an exception (which becomes the signal's context). Only the main thread's
+    blocks count: signals are raised nowhere else."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _deferral["depth"] += 1
+    try:
+        yield
+    finally:
+        _deferral["depth"] -= 1
+        if not _deferral["depth"]:
+            _raise_pending()
+
+
+@contextlib.contextmanager
+def undeferred():
+    """Inside :func:`deferred`, a part that a signal may interrupt at once (a trial's objective, which marks its
+    trial FAILED itself): one deferred so far is raised on entry."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    depth, _deferral["depth"] = _deferral["depth"], 0
+    try:
+        _raise_pending()
+        yield
+    finally:
+        _deferral["depth"] = depth
+
+
+def _deliver_later(signum: int) -> None:
+    """Deliver ``signum`` to the main thread again from a helper thread, a moment from now: the main thread raises it
+    at its next ordinary instruction (again later if that is still inside a finaliser)."""
+    import _thread
+
+    def again() -> None:
+        time.sleep(0.01)
+        _thread.interrupt_main(signum)
+
+    threading.Thread(target=again, daemon=True, name="hublab-signal-again").start()
+
+
+def _redeliver(unraisable: object) -> None:
+    """``sys.unraisablehook``: a signal that arrived while Python ran a finaliser or a weakref callback (SQLAlchemy's
+    state cleanup, during a garbage collection) raised :class:`Terminated` where Python cannot propagate it; it would
+    print "Exception ignored" with a traceback and be lost, the command running on. It is delivered again."""
+    exc = getattr(unraisable, "exc_value", None)
+    if not isinstance(exc, Terminated):
+        _previous_hook["hook"](unraisable)
+        return
+    _in_hook["now"] = True  # a delivery that lands while this hook runs would be lost in it too
+    try:
+        _deliver_later(exc.signum)
+    finally:
+        _in_hook["now"] = False
+
+
+_previous_hook: dict[str, object] = {}
 
 
 def interrupt_on_termination() -> None:
     """From now on SIGTERM and SIGHUP raise :class:`Terminated` in the main thread (nothing elsewhere: a signal
-    handler can only be set there). A signal the parent set to be ignored (``nohup``) stays ignored."""
+    handler can only be set there), one raised inside a finaliser included. A signal the parent set to be ignored
+    (``nohup``) stays ignored."""
+    import sys
+
     if threading.current_thread() is not threading.main_thread():
         return
     for sig in HANDLED:
         if signal.getsignal(sig) is not signal.SIG_IGN:
             signal.signal(sig, _raise)
+    if sys.unraisablehook is not _redeliver:
+        _previous_hook["hook"] = sys.unraisablehook
+        sys.unraisablehook = _redeliver
 
 
 def exit_when_idle() -> None:

@@ -25,6 +25,7 @@ from typing import Any
 import optuna
 
 from hublab.errors import InputError
+from hublab.signals import deferred, undeferred
 from hublab.tuning.ofat import OfatTrial, apply_overrides, ofat_table, ofat_trials
 from hublab.tuning.space import Param, SearchSpace, get_path, optuna_param, same_value
 from hublab.tuning.storage import (
@@ -222,7 +223,8 @@ def _drive(study: optuna.Study, spec: StudySpec, objective: Callable[[optuna.Tri
                 take = waiting or active < planned_n
             if take:
                 try:
-                    study.optimize(objective, n_trials=1, catch=())
+                    with deferred():  # a signal between ask and objective, or in tell, would leave it RUNNING
+                        study.optimize(lambda trial: _interruptible(objective, trial), n_trials=1, catch=())
                 except NoPlannedTrialLeft:
                     continue  # another worker took the last queued trial first
                 except (optuna.exceptions.UpdateFinishedTrialError, ValueError) as exc:
@@ -247,6 +249,12 @@ def _drive(study: optuna.Study, spec: StudySpec, objective: Callable[[optuna.Tri
         if heartbeat:
             backend.planned_only.discard(study._study_id)  # noqa: SLF001
     return ran
+
+
+def _interruptible(objective: Callable[[optuna.Trial], Any], trial: optuna.Trial) -> Any:
+    """The objective, where a termination signal is raised at once (Optuna then marks the trial FAILED)."""
+    with undeferred():
+        return objective(trial)
 
 
 def _lost_trial(exc: BaseException) -> bool:
