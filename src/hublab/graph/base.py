@@ -5,8 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 
-from hublab.graph.model import Knowledge, Triple
-from hublab.graph.vocabulary import LITERAL_CLASS
+from hublab.graph.model import LITERAL_CLASS, Knowledge, Triple
 
 PAPER_TYPE = "Paper"
 
@@ -118,6 +117,20 @@ class KnowledgeGraph(ABC):
                     c[0] += 1
                     c[1] += len(self.outgoing(ent.uid))
         return {t: (n, out) for t, (n, out) in counts.items()}
+
+    def node_counts(self) -> tuple[int, int, int]:
+        """(nodes, literal nodes, other nodes labelled by a label predicate), in one pass: what ``hublab graph
+        check`` reports label coverage from (a backend may count them where the graph is kept). A graph that cannot
+        tell labelled nodes apart (no ``has_label``) counts every other node as labelled."""
+        has_label = getattr(self, "has_label", None)
+        nodes = literals = labelled = 0
+        for ent in self.entities():
+            nodes += 1
+            if ent.is_literal:
+                literals += 1
+            elif has_label is None or has_label(ent.uid):
+                labelled += 1
+        return nodes, literals, labelled
 
     def __len__(self) -> int:
         return sum(1 for _ in self.triples())

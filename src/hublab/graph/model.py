@@ -9,6 +9,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+#: the type every literal node carries (rdflib-free here: ``hublab.graph.base`` and what imports only it, such as
+#: training, must load where rdflib is not installed)
+LITERAL_CLASS = "Literal"
 _HEAD_RE = re.compile(r"^\(([RLPC]\d+):")
 # A node reference inside a triple string: ", <ORKG id>:" (resources R…, literals L…, classes C…).
 _NODE_REF_RE = re.compile(r", ([RLPC]\d+):")
@@ -24,7 +27,7 @@ class Knowledge:
 
     @property
     def is_literal(self) -> bool:
-        return self.uid.startswith("L") or "Literal" in self.types
+        return self.uid.startswith("L") or LITERAL_CLASS in self.types
 
     def render(self) -> str:
         return f"{self.uid}:{self.text}"

@@ -27,12 +27,13 @@ from urllib.parse import quote, unquote
 from rdflib import RDF, RDFS, BNode, Graph, Literal, Namespace, URIRef
 from rdflib.term import Node
 
+from hublab.graph.model import LITERAL_CLASS as LITERAL_CLASS  # where the graph modules look for it
+
 ORKG_RESOURCE = Namespace("http://orkg.org/orkg/resource/")
 ORKG_PREDICATE = Namespace("http://orkg.org/orkg/predicate/")
 ORKG_CLASS = Namespace("http://orkg.org/orkg/class/")
 #: blank nodes are replaced by IRIs under this prefix (content-derived), so they behave like any other node
 BNODE_PREFIX = "https://hublab.dev/bnode/"
-LITERAL_CLASS = "Literal"
 
 #: The default label predicates, in order (the issue's list; ``rdfs:label`` first, which is what ORKG uses).
 DEFAULT_LABEL_PREDICATES: tuple[str, ...] = (
