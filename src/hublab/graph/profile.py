@@ -64,12 +64,9 @@ class GraphProfile:
 
 
 def profile(kg: KnowledgeGraph) -> GraphProfile:
-    ents = list(kg.entities())
-    literals = sum(1 for e in ents if e.is_literal)
-    labelled_fn = getattr(kg, "has_label", None)
-    labelled = sum(1 for e in ents if not e.is_literal and (labelled_fn(e.uid) if labelled_fn else True))
+    nodes, literals, labelled = kg.node_counts()
     counts = type_counts(kg)
-    return GraphProfile(len(kg), len(ents), literals, labelled, counts, suggested_hub_types(counts))
+    return GraphProfile(len(kg), nodes, literals, labelled, counts, suggested_hub_types(counts))
 
 
 def label_candidates(kg: KnowledgeGraph, top: int = 3) -> list[tuple[str, int]]:

@@ -121,6 +121,13 @@ class StoreKnowledgeGraph(KnowledgeGraph):
                                      FROM member m WHERE m.type <> ? GROUP BY m.type""", (LITERAL_CLASS,))
         return {t: (n, out) for t, n, out in rows}
 
+    def node_counts(self) -> tuple[int, int, int]:
+        # a literal as Knowledge.is_literal tells one: an id starting with L, or the Literal type among its types
+        row = self._db().execute("""SELECT count(*), coalesce(sum(lit), 0), coalesce(sum(labelled * (1 - lit)), 0)
+            FROM (SELECT labelled, (uid GLOB 'L*' OR instr(? || types || ?, ?) > 0) AS lit FROM node)""",
+                                 (TYPE_SEP, TYPE_SEP, f"{TYPE_SEP}{LITERAL_CLASS}{TYPE_SEP}")).fetchone()
+        return int(row[0]), int(row[1]), int(row[2])
+
     def __len__(self) -> int:
         return int(self._db().execute("SELECT v FROM meta WHERE k = 'triples'").fetchone()[0])
 
@@ -143,15 +150,9 @@ class StoreKnowledgeGraph(KnowledgeGraph):
                     if self.source is None:
                         raise RuntimeError(f"the store of graph {self.name!r} has no source file to query")
                     shutil.rmtree(path, ignore_errors=True)
-                    store = ox.Store(str(path))
-                    gz = self.source.name.lower().endswith(".gz")
-                    fmt = ox.RdfFormat.from_extension(self.source.name[:-3] if gz else self.source.name)
-                    with (gzip.open if gz else open)(self.source, "rb") as fh:
-                        store.bulk_load(input=fh, format=fmt)
+                    _load_oxigraph(ox.Store(str(path)), self.source)
                     (path / "LOADED").touch()
-                    self._ox = store
-                else:
-                    self._ox = ox.Store(str(path))
+                self._ox = ox.Store(str(path))
             return self._ox
 
     # ---------------- what the commands ask beyond the interface (as RdfKnowledgeGraph answers it) --------------
@@ -196,6 +197,28 @@ class StoreKnowledgeGraph(KnowledgeGraph):
 def store_folder(cache: Path, digest: str) -> Path:
     """Where the store of a file with this content digest (and model settings) lives."""
     return cache / "graph-stores" / digest[:40]
+
+
+def _load_oxigraph(store, source: Path) -> None:  # type: ignore[no-untyped-def]
+    """Fill the Oxigraph store that answers SPARQL on ``source`` with the statements the model was built from: the
+    file itself when Oxigraph reads its format (``.gz`` looked through) and it has no blank node; otherwise rdflib's
+    reading with blank nodes skolemised, as the model has them."""
+    import pyoxigraph as ox
+
+    from hublab.graph.rdf_files import read_rdf
+
+    gz = source.suffix.lower() == ".gz"
+    ext = Path(source.stem if gz else source.name).suffix.lstrip(".").lower()
+    fmt = ox.RdfFormat.from_extension(ext) if ext else None
+    if fmt is not None:
+        with (gzip.open if gz else open)(source, "rb") as fh:
+            store.bulk_load(input=fh, format=fmt)
+        blank = "ASK { { ?s ?p ?o FILTER(isBlank(?s) || isBlank(?o)) } UNION { GRAPH ?g { ?s ?p ?o "
+        if not store.query(blank + "FILTER(isBlank(?s) || isBlank(?o)) } } }"):
+            return
+        store.clear()
+    graph = skolemise(read_rdf(source))
+    store.bulk_load(input=graph.serialize(format="nt", encoding="utf-8"), format=ox.RdfFormat.N_TRIPLES)
 
 
 def open_store(path: Path, folder: Path, *, name: str, vocabulary: Vocabulary | None = None,
