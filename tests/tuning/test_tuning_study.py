@@ -405,6 +405,7 @@ def test_reported_values_are_written_once_a_trial_and_decide_as_written_through(
 
     stored = optuna.load_study(study_name="kept", storage=url)  # read back from the file
     assert record(stored) == record(direct.study)
+    assert record(kept.study) == record(direct.study)  # the writing process's own view, its kept values flushed
     pruned = [t for t in stored.get_trials() if t.state.name == "PRUNED"]
     assert pruned and all(t.values == [t.intermediate_values[t.last_step]] for t in pruned)
 
