@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from pathlib import Path
 
+import pytest
 import yaml
 
+from hublab.graph.base import KnowledgeGraph
 from hublab.graph.rdf import RdfKnowledgeGraph
 from hublab.graph.shape import ShapeDefaults, shape_report
+from hublab.graph.store import open_store
 
 REPO = Path(__file__).resolve().parents[2]
 PREFIXES = """@prefix ex: <https://example.org/> .
@@ -64,9 +68,22 @@ def music_graph() -> str:
     return "\n".join(lines) + "\n"
 
 
-def _load(tmp_path: Path, text: str, name: str = "g.ttl") -> RdfKnowledgeGraph:
+#: the backend the small graphs are read into (both: the report is measured on the store's integer tables)
+_BACKEND = {"kind": "memory"}
+
+
+@pytest.fixture(autouse=True, params=["memory", "store"])
+def backend(request):
+    _BACKEND["kind"] = request.param
+    yield request.param
+    _BACKEND["kind"] = "memory"
+
+
+def _load(tmp_path: Path, text: str, name: str = "g.ttl") -> KnowledgeGraph:
     path = tmp_path / name
     path.write_text(text)
+    if _BACKEND["kind"] == "store":
+        return open_store(path, tmp_path / f"store-{uuid.uuid4().hex}", name="g")
     return RdfKnowledgeGraph.load(path)
 
 

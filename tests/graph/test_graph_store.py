@@ -14,6 +14,7 @@ from hublab.datasets.model import parse_statement
 from hublab.graph import store_build
 from hublab.graph.base import KnowledgeGraph
 from hublab.graph.rdf import RdfKnowledgeGraph
+from hublab.graph.shape import shape_report
 from hublab.graph.store import StoreKnowledgeGraph, open_store
 from hublab.graph.vocabulary import Vocabulary
 
@@ -37,6 +38,8 @@ def _same_graph(mem: RdfKnowledgeGraph, st: StoreKnowledgeGraph) -> None:
         assert mem.entities_by_type(ty) == st.entities_by_type(ty), ty
     assert mem.type_counts() == st.type_counts() == KnowledgeGraph.type_counts(st)  # counted in SQL and by walking
     assert mem.node_counts() == st.node_counts() == KnowledgeGraph.node_counts(st)  # counted in SQL and by walking
+    for hub_types in (None, ["http://no.such/Type"]):  # measured on the store's tables and by walking
+        assert shape_report(mem, hub_types).as_dict() == shape_report(st, hub_types).as_dict()
     for t in list(mem.triples())[:300]:
         assert mem.statement(t) == st.statement(t)
         if "\n" not in st.statement(t):  # a multi-line literal's form is Turtle's, not one N-Triples line

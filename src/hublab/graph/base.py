@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from hublab.graph.model import LITERAL_CLASS, Knowledge, Triple
+
+if TYPE_CHECKING:
+    from hublab.graph.edges import EdgeTable
 
 PAPER_TYPE = "Paper"
 
@@ -23,6 +27,9 @@ class KnowledgeGraph(ABC):
     answers_with_nodes: bool = False
     #: Node types a node-level retriever ranks (STaRK's candidate set); None = every node.
     candidate_types: list[str] | None = None
+    #: ``random_access``: :meth:`triples_at` answers without walking the graph (a backend that keeps the graph on
+    #: disk); a corpus over its triples then holds their positions, not the triples.
+    random_access: bool = False
 
     @abstractmethod
     def entity(self, uid: str) -> Knowledge | None:
@@ -117,6 +124,26 @@ class KnowledgeGraph(ABC):
                     c[0] += 1
                     c[1] += len(self.outgoing(ent.uid))
         return {t: (n, out) for t, (n, out) in counts.items()}
+
+    def triples_at(self, positions: Sequence[int]) -> list[Triple]:
+        """The triples at these 0-based positions of :meth:`triples`'s order, in the order asked (a position
+        repeated, repeated). Raises ``IndexError`` for a position outside the graph. This default walks the graph."""
+        wanted = set(positions)
+        found: dict[int, Triple] = {}
+        for i, t in enumerate(self.triples()):
+            if i in wanted:
+                found[i] = t
+        try:
+            return [found[p] for p in positions]
+        except KeyError as exc:
+            raise IndexError(f"no triple at position {exc.args[0]}") from None
+
+    def edge_table(self) -> EdgeTable:
+        """The graph as integer arrays (:mod:`hublab.graph.edges`): what a measure over every triple reads. This
+        default walks the entities, then the triples; a backend that keeps the graph elsewhere reads its tables."""
+        from hublab.graph.edges import edge_table_of
+
+        return edge_table_of(self.entities(), self.triples(), getattr(self, "has_label", None))
 
     def node_counts(self) -> tuple[int, int, int]:
         """(nodes, literal nodes, other nodes labelled by a label predicate), in one pass: what ``hublab graph

@@ -11,13 +11,14 @@ capped), about a tenth of a second on GV3.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict, deque
-from collections.abc import Iterable
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import numpy as np
+
 from hublab.graph.base import PAPER_TYPE, KnowledgeGraph
-from hublab.graph.model import Knowledge, Triple
+from hublab.graph.edges import csr, gather
 from hublab.graph.profile import suggested_hub_types, type_counts
 
 
@@ -105,62 +106,64 @@ def _top(counter: Counter[str], n: int = 3) -> str:
 
 
 class _Graph:
-    """The graph's triples once, with out-adjacency and in-degrees: every measure reads these."""
+    """The graph's structure as integers (:class:`~hublab.graph.edges.EdgeTable`) with out- and in-adjacency, and
+    what every measure asks of a triple's object: it is a leaf (a literal, or no triples of its own), or shared (more
+    than one subject points at it)."""
 
     def __init__(self, kg: KnowledgeGraph) -> None:
-        self.triples: list[Triple] = list(kg.triples())
-        self.out: dict[str, list[Triple]] = defaultdict(list)
-        self.inc: dict[str, list[Triple]] = defaultdict(list)
-        pointing: dict[str, set[str]] = defaultdict(set)
-        for t in self.triples:
-            self.out[t.subject.uid].append(t)
-            self.inc[t.object.uid].append(t)
-            pointing[t.object.uid].add(t.subject.uid)
-        self._shared = {uid for uid, subjects in pointing.items() if len(subjects) > 1}
+        t = self.t = kg.edge_table()
+        n = t.n_nodes
+        self.out_start, self.out_edges = csr(t.s, n)
+        self.in_start, self.in_edges = csr(t.o, n)
+        has_out = np.diff(self.out_start) > 0
+        self.leaf_edge = t.literal[t.o] | ~has_out[t.o]
+        pairs = np.unique(t.o.astype(np.int64) * max(n, 1) + t.s)  # each (object, subject) once
+        self.shared = np.bincount(pairs // max(n, 1), minlength=n) > 1
+        self.nodes = t.present & ~t.literal  #: the graph's non-literal nodes
 
-    def is_leaf(self, t: Triple) -> bool:
-        return t.object.is_literal or not self.out.get(t.object.uid)
+    def labels(self, edges: np.ndarray) -> Counter[str]:
+        """How many of ``edges`` carry each predicate label."""
+        counts: Counter[str] = Counter()
+        for p, k in enumerate(np.bincount(self.t.p[edges], minlength=len(self.t.predicates)).tolist()):
+            if k:
+                counts[self.t.predicates[p]] += k
+        return counts
 
-    def shared(self, uid: str) -> bool:
-        """More than one subject points at the node."""
-        return uid in self._shared
 
-
-def _walk(g: _Graph, starts: Iterable[str], hubs: set[str], cap: int | None = None) -> tuple[dict[str, int], int]:
-    """Along edge direction from ``starts`` as hub paths go (stopping at a leaf and at another hub): each reached
-    node's depth (the start's own triples are at depth 1) and the number of triples walked (at most ``cap``)."""
-    depth: dict[str, int] = {}
-    queue: deque[str] = deque()
-    for s in starts:
-        depth[s] = 0
-        queue.append(s)
-    walked = 0
-    while queue:
-        node = queue.popleft()
-        if node in hubs and depth[node] > 0:
-            continue  # another hub: the edge into it is on the path, its own triples are not
-        for t in g.out.get(node, ()):
-            walked += 1
-            if cap is not None and walked >= cap:
-                return depth, walked
-            o = t.object.uid
-            if o not in depth:
-                depth[o] = depth[node] + 1
-                queue.append(o)
+def _walk(g: _Graph, starts: np.ndarray, hubs: np.ndarray, cap: int | None = None) -> tuple[np.ndarray, int]:
+    """Along edge direction from ``starts`` as hub paths go (stopping at a leaf and at another hub): each node's
+    depth (-1: not reached; the start's own triples are at depth 1) and the number of triples walked (at most
+    ``cap``). Level by level: a node's depth is its breadth-first level, whatever the order within a level."""
+    depth = np.full(g.t.n_nodes, -1, dtype=np.int64)
+    frontier = np.unique(starts)
+    depth[frontier] = 0
+    walked = level = 0
+    while frontier.size:
+        expand = frontier if level == 0 else frontier[~hubs[frontier]]  # another hub: its own triples are not on it
+        edges = gather(g.out_start, g.out_edges, expand)
+        walked += len(edges)
+        if cap is not None and walked >= cap:
+            return depth, cap
+        objects = g.t.o[edges]
+        frontier = np.unique(objects[depth[objects] < 0])
+        level += 1
+        depth[frontier] = level
     return depth, walked
 
 
-def _undirected_distances(g: _Graph, hubs: set[str]) -> dict[str, int]:
-    """Hops from the nearest hub, edges walked either way (a lower bound of HubLink's levels from a topic entity)."""
-    dist = dict.fromkeys(hubs, 0)
-    queue = deque(sorted(hubs))
-    while queue:
-        node = queue.popleft()
-        for t in (*g.out.get(node, ()), *g.inc.get(node, ())):
-            other = t.object.uid if t.subject.uid == node else t.subject.uid
-            if other not in dist:
-                dist[other] = dist[node] + 1
-                queue.append(other)
+def _undirected_distances(g: _Graph, starts: np.ndarray) -> np.ndarray:
+    """Hops from the nearest hub, edges walked either way (a lower bound of HubLink's levels from a topic entity);
+    -1 for a node no hub reaches."""
+    dist = np.full(g.t.n_nodes, -1, dtype=np.int64)
+    frontier = np.unique(starts)
+    dist[frontier] = 0
+    level = 0
+    while frontier.size:
+        near = np.concatenate((g.t.o[gather(g.out_start, g.out_edges, frontier)],
+                               g.t.s[gather(g.in_start, g.in_edges, frontier)]))
+        frontier = np.unique(near[dist[near] < 0])
+        level += 1
+        dist[frontier] = level
     return dist
 
 
@@ -170,7 +173,6 @@ def shape_report(kg: KnowledgeGraph, hub_types: list[str] | None = None, *,
     d = defaults or ShapeDefaults()
     wanted = list(hub_types or d.hub_types)
     g = _Graph(kg)
-    nodes = [e for e in kg.entities() if not e.is_literal]
     counts = type_counts(kg)
     findings: list[ShapeFinding] = []
 
@@ -192,38 +194,43 @@ def shape_report(kg: KnowledgeGraph, hub_types: list[str] | None = None, *,
             hubs = {e.uid for e in kg.entities_by_type(cands[0].name)}
     report = ShapeReport(wanted, measured_with, len(hubs))
     m = report.measures
-    m["triples"] = len(g.triples)
-    m["nodes"] = len(nodes)
-    if hubs and g.triples:
-        findings += _hub_findings(g, hubs, measured_with, nodes, d, m,
+    m["triples"] = g.t.n_triples
+    m["nodes"] = int(g.nodes.sum())
+    if hubs and g.t.n_triples:
+        hub_numbers = g.t.numbers_of(sorted(hubs))  # by id: the sample of hubs walked one by one is spread over them
+        findings += _hub_findings(g, hub_numbers[hub_numbers >= 0], measured_with, d, m,
                                   measured_with[0] if measured_with != wanted else None)
-    findings += _graph_findings(kg, g, nodes, d, m)
+    findings += _graph_findings(kg, g, d, m)
     report.findings = findings
     return report
 
 
-def _hub_findings(g: _Graph, hubs: set[str], hub_names: list[str], nodes: list[Knowledge], d: ShapeDefaults,
-                  m: dict[str, Any], stand_in: str | None) -> list[ShapeFinding]:
+def _hub_findings(g: _Graph, ordered: np.ndarray, hub_names: list[str], d: ShapeDefaults, m: dict[str, Any],
+                  stand_in: str | None) -> list[ShapeFinding]:
+    """``ordered``: the hubs' node numbers, by id."""
     out: list[ShapeFinding] = []
     note = f" (measured with the candidate hub type {stand_in})" if stand_in else ""
-    reached, _ = _walk(g, sorted(hubs), hubs)
-    covered = [t for t in g.triples if t.subject.uid in reached]  # every hub is a start: reached at depth 0
-    n = len(covered)
+    hubs = np.zeros(g.t.n_nodes, dtype=bool)
+    hubs[ordered] = True
+    reached, _ = _walk(g, ordered, hubs)
+    covered = np.flatnonzero(reached[g.t.s] >= 0)  # every hub is a start: reached at depth 0
+    n, total = len(covered), g.t.n_triples
     m["hub_triples"] = n
-    m["hub_triples_share"] = round(n / len(g.triples), 4)
-    m["deepest_hub_triple"] = max((reached[t.subject.uid] + 1 for t in covered), default=0)
-    unreached = 1 - n / len(g.triples)
+    m["hub_triples_share"] = round(n / total, 4)
+    m["deepest_hub_triple"] = int(reached[g.t.s[covered]].max()) + 1 if n else 0
+    unreached = 1 - n / total
     if unreached >= UNREACHED_SHARE:
         out.append(ShapeFinding(
             "hub_types", _HUBLINK, ", ".join(sorted(hub_names)),
-            f"{_pct(unreached)} of the graph's triples ({len(g.triples) - n:,} of {len(g.triples):,}) lie on no path "
+            f"{_pct(unreached)} of the graph's triples ({total - n:,} of {total:,}) lie on no path "
             f"from a hub{note}", "HubLink never returns them",
             "choose hub types whose instances lead to them (--hub-type; hublab graph check lists candidates)"))
 
     # output_value_boost: the answers are the leaves of a paper's tree in ORKG; shared inner nodes are answers too
-    leaves = sum(1 for t in covered if g.is_leaf(t))
-    shared_inner = Counter(t.predicate for t in covered if not g.is_leaf(t) and t.object.uid not in hubs
-                           and g.shared(t.object.uid))
+    leaf = g.leaf_edge[covered]
+    leaves = int(leaf.sum())
+    inner = covered[~leaf]
+    shared_inner = g.labels(inner[~hubs[g.t.o[inner]] & g.shared[g.t.o[inner]]])
     n_shared = sum(shared_inner.values())
     m["leaf_share"] = round(leaves / n, 4) if n else 0.0
     m["shared_inner_share"] = round(n_shared / n, 4) if n else 0.0
@@ -239,28 +246,28 @@ def _hub_findings(g: _Graph, hubs: set[str], hub_names: list[str], nodes: list[K
     # max_retrieval_level: in ORKG a topic entity (a research field, a venue) is a hop from the papers. Likely topic
     # entities are the nodes several subjects point at (categories, concepts, organisations); a node only its own
     # hub reaches, or none (an export's templates), is no entry point
-    dist = _undirected_distances(g, hubs)
-    entries = [e.uid for e in nodes if e.uid not in hubs and g.shared(e.uid)]
-    far = [dist[u] for u in entries if u in dist and dist[u] > d.max_retrieval_level]
-    m["shared_nodes"] = len(entries)
-    m["farthest_shared_node_hops"] = max((dist[u] for u in entries if u in dist), default=0)
+    dist = _undirected_distances(g, ordered)
+    entry_hops = dist[g.nodes & ~hubs & g.shared]
+    n_entries = len(entry_hops)
+    far = entry_hops[entry_hops > d.max_retrieval_level]
+    m["shared_nodes"] = n_entries
+    m["farthest_shared_node_hops"] = int(entry_hops.max()) if n_entries and entry_hops.max() >= 0 else 0
     m["shared_nodes_beyond_max_retrieval_level"] = len(far)
-    m["nodes_without_hub"] = sum(1 for e in nodes if e.uid not in dist)
-    if len(far) >= FAR_NODES and len(far) / len(entries) >= FAR_NODE_SHARE:
+    m["nodes_without_hub"] = int((g.nodes & (dist < 0)).sum())
+    if len(far) >= FAR_NODES and len(far) / n_entries >= FAR_NODE_SHARE:
         out.append(ShapeFinding(
             "max_retrieval_level", _HUBLINK, str(d.max_retrieval_level),
-            f"{_pct(len(far) / len(entries))} of the nodes several subjects point at ({len(far):,} of "
-            f"{len(entries):,}: categories, concepts, organisations, the likely topic entities) lie more than "
-            f"{d.max_retrieval_level} hops from every hub (up to {max(far)}){note}",
+            f"{_pct(len(far) / n_entries)} of the nodes several subjects point at ({len(far):,} of "
+            f"{n_entries:,}: categories, concepts, organisations, the likely topic entities) lie more than "
+            f"{d.max_retrieval_level} hops from every hub (up to {int(far.max())}){note}",
             "from such a topic entity the graph-traversal strategy finds no hub", _COMPARE))
 
     # max_hub_path_length / output_expand_hubs: in ORKG each paper owns its subgraph; shared subgraphs repeat
-    ordered = sorted(hubs)
     step = max(1, len(ordered) // SAMPLE_HUBS)
     sample = ordered[::step][:SAMPLE_HUBS]
-    sizes = sorted(_walk(g, [h], hubs, WALK_CAP)[1] for h in sample)
+    sizes = sorted(_walk(g, sample[i : i + 1], hubs, WALK_CAP)[1] for i in range(len(sample)))
     per_hub = sizes[len(sizes) // 2] if sizes else 0
-    overlap = (sum(sizes) / len(sizes)) * len(hubs) / n if n and sizes else 0.0
+    overlap = (sum(sizes) / len(sizes)) * len(ordered) / n if n and sizes else 0.0
     m["median_hub_triples"] = per_hub
     m["hubs_per_triple"] = round(overlap, 2)
     if d.max_hub_path_length < 1 and overlap >= OVERLAP:
@@ -274,19 +281,17 @@ def _hub_findings(g: _Graph, hubs: set[str], hub_names: list[str], nodes: list[K
     return out
 
 
-def _graph_findings(kg: KnowledgeGraph, g: _Graph, nodes: list[Knowledge], d: ShapeDefaults,
-                    m: dict[str, Any]) -> list[ShapeFinding]:
+def _graph_findings(kg: KnowledgeGraph, g: _Graph, d: ShapeDefaults, m: dict[str, Any]) -> list[ShapeFinding]:
     out: list[ShapeFinding] = []
+    t = g.t
     # max_neighbours: ORKG's busiest nodes (a research field, a venue) have a few hundred edges
-    degree: Counter[str] = Counter()
-    for t in g.triples:
-        degree[t.subject.uid] += 1
-        degree[t.object.uid] += 1
-    busy = [(u, k) for u, k in degree.items() if k > d.max_neighbours] if d.max_neighbours > 0 else []
-    m["max_degree"] = max(degree.values(), default=0)
+    degree = np.bincount(t.s, minlength=t.n_nodes) + np.bincount(t.o, minlength=t.n_nodes)
+    busy = np.flatnonzero(degree > d.max_neighbours) if d.max_neighbours > 0 else np.empty(0, dtype=np.int64)
+    m["max_degree"] = int(degree.max()) if t.n_triples else 0
     m["nodes_over_max_neighbours"] = len(busy)
-    if busy:
-        uid, k = max(busy, key=lambda x: (x[1], x[0]))
+    if len(busy):
+        k = int(degree[busy].max())
+        uid = max(t.uids_of(busy[degree[busy] == k].tolist()))  # the busiest, ties by the greatest id
         ent = kg.entity(uid)
         out.append(ShapeFinding(
             "max_neighbours", _REASONING, str(d.max_neighbours),
@@ -294,25 +299,26 @@ def _graph_findings(kg: KnowledgeGraph, g: _Graph, nodes: list[Knowledge], d: Sh
             f"{k:,})", f"the walks read only the first {d.max_neighbours} edges around them", _COMPARE))
 
     # label predicates: ORKG labels every node with rdfs:label
-    labelled = getattr(kg, "has_label", None)
-    bare = [e for e in nodes if labelled is not None and not labelled(e.uid)]
-    m["unlabelled_share"] = round(len(bare) / len(nodes), 4) if nodes else 0.0
-    if nodes and len(bare) / len(nodes) >= UNLABELLED_SHARE:
-        hint = _label_candidate(kg, g, {e.uid for e in bare})
+    nodes = int(g.nodes.sum())
+    bare = g.nodes & ~t.labelled if t.labelled is not None else np.zeros(t.n_nodes, dtype=bool)
+    n_bare = int(bare.sum())
+    m["unlabelled_share"] = round(n_bare / nodes, 4) if nodes else 0.0
+    if nodes and n_bare / nodes >= UNLABELLED_SHARE:
+        hint = _label_candidate(kg, g, bare, n_bare)
         out.append(ShapeFinding(
             "user_graphs.label_predicates (params.yaml)", "every method", "rdfs:label, skos:prefLabel, schema:name, "
             "dcterms:title, foaf:name",
-            f"{_pct(len(bare) / len(nodes))} of the nodes ({len(bare):,} of {len(nodes):,}) have no label from a "
+            f"{_pct(n_bare / nodes)} of the nodes ({n_bare:,} of {nodes:,}) have no label from a "
             "label predicate", "they show their IRI's local name to every method",
             f"add their label predicate{hint}"))
 
     # triple_text: ids: ORKG ids are short; a derived id is a long number, noise in every unit's text
-    derived = sum(1 for e in nodes if len(e.uid) - 1 > _ORKG_ID_DIGITS)
-    m["derived_id_share"] = round(derived / len(nodes), 4) if nodes else 0.0
-    if d.triple_text == "ids" and nodes and derived / len(nodes) >= DERIVED_ID_SHARE:
+    derived = int((g.nodes & (t.uid_len - 1 > _ORKG_ID_DIGITS)).sum())
+    m["derived_id_share"] = round(derived / nodes, 4) if nodes else 0.0
+    if d.triple_text == "ids" and nodes and derived / nodes >= DERIVED_ID_SHARE:
         out.append(ShapeFinding(
             "triple_text", _UNIT_METHODS, d.triple_text,
-            f"{_pct(derived / len(nodes))} of the nodes have an id derived from their IRI (R + a number of up to 18 "
+            f"{_pct(derived / nodes)} of the nodes have an id derived from their IRI (R + a number of up to 18 "
             "digits), not an ORKG id", "every triple unit's text carries two such numbers the question never holds",
             "the methods' search_space offers triple_text: labels (hublab compare and tune-all tune it)"))
 
@@ -325,15 +331,20 @@ def _graph_findings(kg: KnowledgeGraph, g: _Graph, nodes: list[Knowledge], d: Sh
     return out
 
 
-def _label_candidate(kg: KnowledgeGraph, g: _Graph, bare: set[str]) -> str:
-    """`` (e.g. <IRI>, on N% of them)``: the literal-valued predicate that most unlabelled nodes have exactly once."""
-    per_pred: Counter[str] = Counter()
-    for uid in bare:
-        seen = Counter(t.predicate for t in g.out.get(uid, ()) if t.object.is_literal)
-        per_pred.update(p for p, k in seen.items() if k == 1)
-    if not per_pred:
+def _label_candidate(kg: KnowledgeGraph, g: _Graph, bare: np.ndarray, n_bare: int) -> str:
+    """`` (e.g. <IRI>, on N% of them)``: the literal-valued predicate (by label) that most unlabelled nodes have
+    exactly once."""
+    t = g.t
+    names = sorted(set(t.predicates))
+    index = {name: i for i, name in enumerate(names)}
+    label_of = np.asarray([index[p] for p in t.predicates], dtype=np.int64)
+    edges = np.flatnonzero(bare[t.s] & t.literal[t.o])
+    pairs, times = np.unique(t.s[edges].astype(np.int64) * len(names) + label_of[t.p[edges]], return_counts=True)
+    once = np.bincount(pairs[times == 1] % len(names), minlength=len(names)) if len(names) else np.empty(0)
+    if not once.any():
         return ""
-    pred, k = max(per_pred.items(), key=lambda kv: (kv[1], kv[0]))
+    k = int(once.max())
+    pred = max(names[i] for i in np.flatnonzero(once == k))
     iri_of = getattr(kg, "predicate_iri_of", None)
     iri = iri_of(pred) if iri_of is not None else None
-    return f" (e.g. {iri or pred}, once on {_pct(k / len(bare))} of them)"
+    return f" (e.g. {iri or pred}, once on {_pct(k / n_bare)} of them)"

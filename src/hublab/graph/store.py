@@ -18,14 +18,17 @@ import shutil
 import sqlite3
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
+from itertools import chain
 from pathlib import Path
 
+import numpy as np
 from rdflib import Graph, URIRef
 from rdflib.util import from_n3
 
 from hublab.graph.base import KnowledgeGraph
+from hublab.graph.edges import EdgeTable
 from hublab.graph.model import Knowledge, Triple
 from hublab.graph.store_build import TYPE_SEP, BlankNodeFound, IdClash, build_model, oxigraph_rows
 from hublab.graph.vocabulary import LITERAL_CLASS, ORKG_PREDICATE, Vocabulary, node_uid, skolemise
@@ -34,6 +37,7 @@ from hublab.limits import ReadLimits
 MODEL_FILE = "model.sqlite"
 _ROW = """SELECT ns.uid, ns.label, ns.types, pr.label, pr.pid, no.uid, no.label, no.types FROM edge e
           JOIN node ns ON ns.ord = e.s JOIN pred pr ON pr.id = e.p JOIN node no ON no.ord = e.o"""
+_ROW_ORD = _ROW.replace(" FROM edge e", ", e.ord FROM edge e", 1)
 #: nodes whose adjacency lists are kept in memory (a retriever walks the same hubs over and over)
 _CACHED_NODES = 1 << 16
 
@@ -50,6 +54,8 @@ def _triple(row: tuple) -> Triple:
 
 class StoreKnowledgeGraph(KnowledgeGraph):
     """KnowledgeGraph over a built store folder (:func:`open_store` builds or reuses one)."""
+
+    random_access = True
 
     def __init__(self, folder: Path, *, name: str = "graph", source: Path | None = None,
                  vocabulary: Vocabulary | None = None,
@@ -112,6 +118,27 @@ class StoreKnowledgeGraph(KnowledgeGraph):
         for row in self._db().execute(f"{_ROW} ORDER BY e.ord"):
             yield _triple(row)
 
+    def triples_at(self, positions: Sequence[int]) -> list[Triple]:
+        # edge.ord is a triple's position + 1 (rowids from 1, in triples() order). Positions close together (a
+        # corpus page) are read as one range of edges, scattered ones by key, in chunks under SQLite's variable limit
+        if not len(positions):
+            return []
+        wanted = sorted({int(p) + 1 for p in positions})
+        found: dict[int, Triple] = {}
+        con = self._db()
+        if wanted[-1] - wanted[0] < 4 * len(wanted) + 64:
+            rows = con.execute(f"{_ROW_ORD} WHERE e.ord BETWEEN ? AND ?", (wanted[0], wanted[-1]))
+            found = {r[8]: _triple(r) for r in rows}
+        else:
+            for i in range(0, len(wanted), 500):
+                chunk = wanted[i : i + 500]
+                rows = con.execute(f"{_ROW_ORD} WHERE e.ord IN ({','.join('?' * len(chunk))})", chunk)
+                found.update((r[8], _triple(r)) for r in rows)
+        try:
+            return [found[int(p) + 1] for p in positions]
+        except KeyError as exc:
+            raise IndexError(f"no triple at position {exc.args[0] - 1}") from None
+
     def entities(self) -> Iterator[Knowledge]:
         for row in self._db().execute("SELECT uid, label, types FROM node ORDER BY ord"):
             yield _knowledge(*row)
@@ -120,6 +147,46 @@ class StoreKnowledgeGraph(KnowledgeGraph):
         rows = self._db().execute("""SELECT m.type, count(*), sum((SELECT count(*) FROM edge WHERE edge.s = m.node))
                                      FROM member m WHERE m.type <> ? GROUP BY m.type""", (LITERAL_CLASS,))
         return {t: (n, out) for t, n, out in rows}
+
+    def edge_table(self) -> EdgeTable:
+        # node numbers are the model's node.ord, predicate numbers its pred.id: three integers a triple, read from the
+        # edge table in its order; ids only for the nodes a report names
+        con = self._db()
+        n = int(con.execute("SELECT coalesce(max(ord), -1) + 1 FROM node").fetchone()[0])
+        present, literal, labelled = (np.zeros(n, dtype=bool) for _ in range(3))
+        uid_len = np.zeros(n, dtype=np.int32)
+        rows = np.fromiter(chain.from_iterable(con.execute(
+            "SELECT ord, labelled, (uid GLOB 'L*' OR instr(? || types || ?, ?) > 0), length(uid) FROM node",
+            (TYPE_SEP, TYPE_SEP, f"{TYPE_SEP}{LITERAL_CLASS}{TYPE_SEP}"))), dtype=np.int64).reshape(-1, 4)
+        present[rows[:, 0]] = True
+        labelled[rows[:, 0]] = rows[:, 1] != 0
+        literal[rows[:, 0]] = rows[:, 2] != 0
+        uid_len[rows[:, 0]] = rows[:, 3]
+        del rows
+        edges = np.fromiter(chain.from_iterable(con.execute("SELECT s, p, o FROM edge ORDER BY ord")),
+                            dtype=np.int32).reshape(-1, 3)
+        labels = dict(con.execute("SELECT id, label FROM pred"))
+        predicates = [labels.get(i, "") for i in range(max(labels, default=-1) + 1)]
+
+        def uids_of(numbers: Sequence[int]) -> list[str]:
+            found = {}
+            for i in range(0, len(numbers), 500):
+                chunk = [int(x) for x in numbers[i : i + 500]]
+                found.update(con.execute(f"SELECT ord, uid FROM node WHERE ord IN ({','.join('?' * len(chunk))})",
+                                         chunk))
+            return [found[int(x)] for x in numbers]
+
+        def numbers_of(ids: Sequence[str]) -> np.ndarray:
+            found: dict[str, int] = {}
+            for i in range(0, len(ids), 500):
+                chunk = list(ids[i : i + 500])
+                found.update(con.execute(f"SELECT uid, ord FROM node WHERE uid IN ({','.join('?' * len(chunk))})",
+                                         chunk))
+            return np.asarray([found.get(u, -1) for u in ids], dtype=np.int64)
+
+        return EdgeTable(np.ascontiguousarray(edges[:, 0]), np.ascontiguousarray(edges[:, 1]),
+                         np.ascontiguousarray(edges[:, 2]), predicates, present, literal, labelled, uid_len,
+                         uids_of, numbers_of)
 
     def node_counts(self) -> tuple[int, int, int]:
         # a literal as Knowledge.is_literal tells one: an id starting with L, or the Literal type among its types
