@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -45,7 +46,7 @@ def collection_name(*parts: str) -> str:
 class DenseIndex:
     """Embeds units once and answers top-k (optionally restricted to a subset of unit positions)."""
 
-    def __init__(self, resources: Resources, units: list[Unit], *, prefix: str, metric: str = "cosine") -> None:
+    def __init__(self, resources: Resources, units: Sequence[Unit], *, prefix: str, metric: str = "cosine") -> None:
         if resources.embedder is None:
             raise InputError("a dense retriever needs an embedder", field="embedder")
         self.embedder = resources.embedder

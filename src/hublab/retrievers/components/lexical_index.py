@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -19,13 +20,13 @@ from hublab.retrievers.base import Resources, RetrievalResult, Retriever
 from hublab.retrievers.components.question_text import content_tokens
 from hublab.retrievers.components.results import assemble
 from hublab.retrievers.components.unit_text import DEFAULT_CONTEXT, DEFAULT_TRIPLE_TEXT, UnitTextParams
-from hublab.retrievers.components.units import Unit, answer_types, node_units, triple_units
+from hublab.retrievers.components.units import Unit, answer_types, graph_triple_units, node_units
 
 tokenize = content_tokens
 
 
 def resolve_units(resources: Resources, kind: str, *, add_rel: bool, types: list[str] | None,
-                  triple_text: str = DEFAULT_TRIPLE_TEXT, context: str = DEFAULT_CONTEXT) -> list[Unit]:
+                  triple_text: str = DEFAULT_TRIPLE_TEXT, context: str = DEFAULT_CONTEXT) -> Sequence[Unit]:
     """``auto`` = node documents on a graph that answers with nodes (STaRK SKB), triples on ORKG; written as
     ``triple_text`` and ``context`` say (:mod:`~hublab.retrievers.components.unit_text`)."""
     g = resources.graph
@@ -33,7 +34,7 @@ def resolve_units(resources: Resources, kind: str, *, add_rel: bool, types: list
         kind = "nodes" if g.answers_with_nodes else "triples"
     if kind == "nodes":
         return node_units(g, types=types, add_rel=add_rel, context=context)
-    return triple_units(g.triples(), graph=g, triple_text=triple_text, context=context)
+    return graph_triple_units(g, triple_text=triple_text, context=context)
 
 
 #: rank-bm25's Okapi defaults (Robertson & Zaragoza's usual k1 in [1.2, 2.0], b = 0.75); its idf floor is
@@ -56,12 +57,13 @@ class BM25Index:
     per unit, sorted whole), so its cost follows the postings it reads, not the corpus size.
     ``tests/retrievers/test_bm25_index.py`` holds it to rank-bm25 itself."""
 
-    def __init__(self, units: list[Unit], *, k1: float = DEFAULT_K1, b: float = DEFAULT_B) -> None:
+    def __init__(self, units: Sequence[Unit], *, k1: float = DEFAULT_K1, b: float = DEFAULT_B) -> None:
         self.units = units
         self.k1, self.b = float(k1), float(b)
         words: dict[str, int] = {}  # word -> id, in order of first occurrence (rank-bm25's idf summing order)
-        # 8 bytes a posting while the units are read (Python ints in lists were ~36)
-        post_word, post_doc, post_tf, lengths = array("q"), array("q"), array("q"), array("q")
+        # 4 bytes a number (Python ints in lists were ~36), kept so (numpy widens them exactly where a score is
+        # computed); the units are read once, as they come: a corpus kept on disk is never held whole
+        post_word, post_doc, post_tf, lengths = array("i"), array("i"), array("I"), array("I")
         for i, unit in enumerate(units):
             tokens = tokenize(unit.text) or ["_"]
             lengths.append(len(tokens))
@@ -73,12 +75,13 @@ class BM25Index:
                 post_doc.append(i)
                 post_tf.append(tf)
         self.corpus_size = len(units)
-        self._doc_len = np.frombuffer(lengths, dtype=np.int64)
-        word_ids = np.frombuffer(post_word, dtype=np.int64)
+        self._doc_len = np.frombuffer(lengths, dtype=np.uint32)
+        word_ids = np.frombuffer(post_word, dtype=np.int32)
         order = np.argsort(word_ids, kind="stable")  # each word's postings together, documents ascending
-        self._docs = np.frombuffer(post_doc, dtype=np.int64)[order]
-        self._tfs = np.frombuffer(post_tf, dtype=np.int64)[order].astype(np.float64)
+        self._docs = np.frombuffer(post_doc, dtype=np.int32)[order]
+        self._tfs = np.frombuffer(post_tf, dtype=np.uint32)[order]
         df = np.bincount(word_ids, minlength=len(words))
+        del word_ids, order, post_word, post_doc, post_tf  # the unsorted postings
         self._start = np.concatenate(([0], np.cumsum(df)))
         self._word = words
         self.avgdl = int(self._doc_len.sum()) / self.corpus_size if units else 0.0

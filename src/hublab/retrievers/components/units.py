@@ -8,9 +8,11 @@ deterministically from the graph, so an index only needs to store the unit posit
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
+
+import numpy as np
 
 from hublab.graph.base import PAPER_TYPE, KnowledgeGraph
 from hublab.graph.model import Knowledge, Triple
@@ -69,6 +71,79 @@ def triple_units(triples: Iterable[Triple], *, graph: KnowledgeGraph | None = No
         seen.add(key)
         out.append(Unit(key, unit_text(t, triple_text, context, papers), t))
     return out
+
+
+def graph_triple_units(graph: KnowledgeGraph, *, triple_text: str = DEFAULT_TRIPLE_TEXT,
+                       context: str = DEFAULT_CONTEXT) -> Sequence[Unit]:
+    """The graph's triple corpus (:func:`triple_units` over every triple): a list, or, on a graph kept on disk
+    (``random_access``), :class:`StoredTripleUnits`, the same units made when read, so that a corpus of millions
+    of triples is held as one integer each."""
+    if graph.random_access:
+        return StoredTripleUnits(graph, triple_text=triple_text, context=context)
+    return triple_units(graph.triples(), graph=graph, triple_text=triple_text, context=context)
+
+
+#: triples read at a time when a stored corpus is iterated or sliced
+_PAGE = 4096
+
+
+class StoredTripleUnits(Sequence[Unit]):
+    """:func:`triple_units` of a ``random_access`` graph, equal unit for unit, holding only each unit's triple
+    position: one pass finds the first occurrence of each triple string (by a 64-bit hash; strings whose hashes
+    meet are compared whole), and a unit is made from its triple when read. Iteration and slices read pages of
+    consecutive triples."""
+
+    def __init__(self, graph: KnowledgeGraph, *, triple_text: str = DEFAULT_TRIPLE_TEXT,
+                 context: str = DEFAULT_CONTEXT) -> None:
+        self.graph, self.triple_text, self.context = graph, triple_text, context
+        self._papers = PaperOf(graph) if context != "none" else None
+        self.positions = _first_occurrences(graph)
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    def _units(self, positions: np.ndarray) -> list[Unit]:
+        triples = self.graph.triples_at(positions.tolist())
+        return [Unit(t.render(), unit_text(t, self.triple_text, self.context, self._papers), t) for t in triples]
+
+    @overload
+    def __getitem__(self, i: int) -> Unit: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Unit]: ...
+
+    def __getitem__(self, i: int | slice) -> Unit | list[Unit]:
+        if isinstance(i, slice):
+            return self._units(self.positions[i])
+        return self._units(self.positions[[range(len(self))[i]]])[0]
+
+    def __iter__(self) -> Iterator[Unit]:
+        for start in range(0, len(self), _PAGE):
+            yield from self._units(self.positions[start : start + _PAGE])
+
+
+def _first_occurrences(graph: KnowledgeGraph) -> np.ndarray:
+    """Positions of the triples whose rendered string has not occurred before, ascending."""
+    hashes = np.fromiter((_hash64(t.render()) for t in graph.triples()), dtype=np.int64)
+    order = np.argsort(hashes, kind="stable")
+    ranked = hashes[order]
+    shared = np.zeros(len(ranked), dtype=bool)  # a hash that occurs more than once: compare the strings
+    same = ranked[1:] == ranked[:-1]
+    shared[1:] |= same
+    shared[:-1] |= same
+    keep = np.ones(len(hashes), dtype=bool)
+    if shared.any():
+        suspects = np.sort(order[shared])
+        seen: set[str] = set()
+        for pos, t in zip(suspects.tolist(), graph.triples_at(suspects.tolist()), strict=True):
+            key = t.render()
+            keep[pos] = key not in seen
+            seen.add(key)
+    return np.flatnonzero(keep)
+
+
+def _hash64(text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little", signed=True)
 
 
 def paper_subgraph(

@@ -17,7 +17,7 @@ from hublab.retrievers.base import Resources, RetrievalResult, Retriever
 from hublab.retrievers.components.dense_index import DenseIndex, DistanceMetric
 from hublab.retrievers.components.results import empty
 from hublab.retrievers.components.unit_text import UnitTextParams, collection_prefix
-from hublab.retrievers.components.units import paper_triple_units, triple_units
+from hublab.retrievers.components.units import graph_triple_units, paper_triple_units
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ class DiFaRRetriever(Retriever):
             units = paper_triple_units(g, roots, max_depth=c.max_depth, max_in_degree=c.max_in_degree, **text)
             if not units and not roots:
                 # No ORKG research-field root (e.g. a STaRK SKB): index every triple of the graph.
-                units = triple_units(g.triples(), graph=g, **text)
+                units = graph_triple_units(g, **text)
             prefix = collection_prefix("difar", c.triple_text, c.context)
             self._index = DenseIndex(self.resources, units, prefix=prefix, metric=c.distance_metric)
         return self._index

@@ -9,6 +9,7 @@ triples (triple-based metrics); on a STaRK SKB the contexts are the nodes themse
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -18,7 +19,7 @@ from hublab.retrievers.base import Resources, RetrievalResult, Retriever
 from hublab.retrievers.components.dense_index import DenseIndex, DistanceMetric
 from hublab.retrievers.components.results import assemble, empty
 from hublab.retrievers.components.unit_text import DEFAULT_TRIPLE_TEXT, UnitTextParams, collection_prefix
-from hublab.retrievers.components.units import Unit, answer_types, node_units, triple_units
+from hublab.retrievers.components.units import Unit, answer_types, graph_triple_units, node_units
 
 
 @dataclass(frozen=True)
@@ -54,14 +55,14 @@ class VSSRetriever(Retriever):
         self.types = answer_types(resources.graph, self.config.candidate_types)
         self._indexes: dict[str, DenseIndex] | None = None
 
-    def _units(self) -> dict[str, list[Unit]]:
+    def _units(self) -> dict[str, Sequence[Unit]]:
         c = self.config
-        out: dict[str, list[Unit]] = {}
+        out: dict[str, Sequence[Unit]] = {}
         if c.units in ("nodes", "both"):
             out["nodes"] = node_units(self.resources.graph, types=self.types, add_rel=c.add_rel, context=c.context)
         if c.units in ("triples", "both"):
             g = self.resources.graph
-            out["triples"] = triple_units(g.triples(), graph=g, triple_text=c.triple_text, context=c.context)
+            out["triples"] = graph_triple_units(g, triple_text=c.triple_text, context=c.context)
         return out
 
     def indexes(self) -> dict[str, DenseIndex]:
