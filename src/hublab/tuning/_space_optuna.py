@@ -9,6 +9,10 @@ from typing import Any
 from hublab.errors import InputError
 from hublab.tuning._space_base import Factor, decode_value, encode_value
 
+#: significant digits a sampled float is used and written with: TPE's arithmetic (numpy's vectorised math) differs
+#: between CPUs in the last bits, so unrounded, a tuned pipeline differed in its 17th digit from one machine to another
+FLOAT_DIGITS = 12
+
 
 def _is_primitive(v: Any) -> bool:
     return v is None or isinstance(v, bool | int | float | str)
@@ -41,8 +45,11 @@ class Param:
         return int(value) if isinstance(self.distribution, IntDistribution) else float(value)
 
     def to_value(self, param: Any) -> Any:
+        """The config value of a parameter value; a sampled float rounded to :data:`FLOAT_DIGITS` significant digits."""
         if self.encoded and isinstance(param, str):
             return decode_value(param)
+        if isinstance(param, float) and type(self.distribution).__name__ == "FloatDistribution":
+            return float(f"{param:.{FLOAT_DIGITS}g}")
         return param
 
     def suggest(self, trial: Any) -> Any:
