@@ -174,7 +174,7 @@ def step_bm25(name: str, path: str, reference_max: int) -> dict:
     from hublab.datasets.catalog import load_dataset
     from hublab.pipeline.resources import load_graph
     from hublab.retrievers.components.lexical_index import BM25Index, tokenize
-    from hublab.retrievers.components.units import triple_units
+    from hublab.retrievers.components.units import graph_triple_units
 
     questions = [p.question for p in load_dataset(settings(ROOT), str(ROOT / GRAPHS[name][2]))]
     t0 = time.perf_counter()
@@ -182,7 +182,9 @@ def step_bm25(name: str, path: str, reference_max: int) -> dict:
     read_s = time.perf_counter() - t0
     rss0 = _rss_mb()
     t0 = time.perf_counter()
-    units = triple_units(graph.triples(), graph=graph)
+    # the corpus `hublab run bm25` builds on these graphs (units: auto, a graph that answers with triples): a list in
+    # memory, or the triples' positions on a graph kept on disk
+    units = graph_triple_units(graph)
     index = BM25Index(units)
     row: dict = {"graph_kept": type(graph).__name__, "read_s": round(read_s, 1), "units": len(units),
                  "questions": len(questions),
@@ -196,6 +198,7 @@ def step_bm25(name: str, path: str, reference_max: int) -> dict:
     if len(units) <= reference_max:
         from rank_bm25 import BM25Okapi
 
+        units = list(units)
         rss0 = _rss_mb()
         t0 = time.perf_counter()
         bm = BM25Okapi([tokenize(u.text) or ["_"] for u in units])
