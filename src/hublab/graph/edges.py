@@ -110,3 +110,20 @@ def gather(start: np.ndarray, edges: np.ndarray, nodes: np.ndarray) -> np.ndarra
         return np.empty(0, dtype=edges.dtype)
     offsets = np.repeat(lo - np.concatenate(([0], np.cumsum(sizes)[:-1])), sizes)
     return edges[np.arange(total) + offsets]
+
+
+def literal_predicates(t: EdgeTable, subjects: np.ndarray) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Where a label predicate for unlabelled nodes is looked for: per predicate label, sorted, how many of
+    ``subjects`` (a node mask) have it with a literal object at least once, and how many exactly once.
+
+    Returns:
+        (labels, carrying, once): the two counts as arrays aligned with ``labels``.
+    """
+    names = sorted(set(t.predicates))
+    index = {name: i for i, name in enumerate(names)}
+    label_of = np.asarray([index[p] for p in t.predicates], dtype=np.int64)
+    width = max(len(names), 1)
+    edges = np.flatnonzero(subjects[t.s] & t.literal[t.o])
+    pairs, times = np.unique(t.s[edges].astype(np.int64) * width + label_of[t.p[edges]], return_counts=True)
+    return names, np.bincount(pairs % width, minlength=len(names)), np.bincount(pairs[times == 1] % width,
+                                                                                minlength=len(names))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hublab.graph.base import KnowledgeGraph
+from hublab.graph.edges import EdgeTable, literal_predicates
 from hublab.graph.model import Triple
 from hublab.graph.vocabulary import local_name
 
@@ -69,19 +70,16 @@ def profile(kg: KnowledgeGraph) -> GraphProfile:
     return GraphProfile(len(kg), nodes, literals, labelled, counts, suggested_hub_types(counts))
 
 
-def label_candidates(kg: KnowledgeGraph, top: int = 3) -> list[tuple[str, int]]:
+def label_candidates(kg: KnowledgeGraph, top: int = 3, *, table: EdgeTable | None = None) -> list[tuple[str, int]]:
     """The predicates whose literal objects could label the nodes that have no label from a label predicate:
     ``(predicate IRI, unlabelled nodes that carry it)``, most nodes first, ties by IRI; [] for a graph that cannot
-    tell labelled nodes apart."""
-    has_label = getattr(kg, "has_label", None)
-    if has_label is None:
+    tell labelled nodes apart. ``table``: ``kg.edge_table()`` when the caller already has it."""
+    t = table if table is not None else kg.edge_table()
+    if t.labelled is None:
         return []
+    names, carrying, _once = literal_predicates(t, ~t.literal & ~t.labelled)
     iri_of = getattr(kg, "predicate_iri_of", None)
-    nodes: dict[str, set[str]] = {}
-    for t in kg.triples():
-        if t.object.is_literal and not t.subject.is_literal and not has_label(t.subject.uid):
-            nodes.setdefault(t.predicate, set()).add(t.subject.uid)
-    named = [(str((iri_of(p) if iri_of else None) or p), len(uids)) for p, uids in nodes.items()]
+    named = [(str((iri_of(p) if iri_of else None) or p), int(n)) for p, n in zip(names, carrying, strict=True) if n]
     return sorted(named, key=lambda x: (-x[1], x[0]))[:top]
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from hublab.graph.base import PAPER_TYPE, KnowledgeGraph
-from hublab.graph.edges import csr, gather
+from hublab.graph.edges import EdgeTable, csr, gather, literal_predicates
 from hublab.graph.profile import suggested_hub_types, type_counts
 
 
@@ -110,8 +110,8 @@ class _Graph:
     what every measure asks of a triple's object: it is a leaf (a literal, or no triples of its own), or shared (more
     than one subject points at it)."""
 
-    def __init__(self, kg: KnowledgeGraph) -> None:
-        t = self.t = kg.edge_table()
+    def __init__(self, kg: KnowledgeGraph, table: EdgeTable | None = None) -> None:
+        t = self.t = table if table is not None else kg.edge_table()
         n = t.n_nodes
         self.out_start, self.out_edges = csr(t.s, n)
         self.in_start, self.in_edges = csr(t.o, n)
@@ -168,11 +168,12 @@ def _undirected_distances(g: _Graph, starts: np.ndarray) -> np.ndarray:
 
 
 def shape_report(kg: KnowledgeGraph, hub_types: list[str] | None = None, *,
-                 defaults: ShapeDefaults | None = None) -> ShapeReport:
-    """Measure the graph against every ORKG-shaped default in ``defaults`` and list the ones that look wrong."""
+                 defaults: ShapeDefaults | None = None, table: EdgeTable | None = None) -> ShapeReport:
+    """Measure the graph against every ORKG-shaped default in ``defaults`` and list the ones that look wrong;
+    ``table``: ``kg.edge_table()`` when the caller already has it."""
     d = defaults or ShapeDefaults()
     wanted = list(hub_types or d.hub_types)
-    g = _Graph(kg)
+    g = _Graph(kg, table)
     counts = type_counts(kg)
     findings: list[ShapeFinding] = []
 
@@ -334,13 +335,7 @@ def _graph_findings(kg: KnowledgeGraph, g: _Graph, d: ShapeDefaults, m: dict[str
 def _label_candidate(kg: KnowledgeGraph, g: _Graph, bare: np.ndarray, n_bare: int) -> str:
     """`` (e.g. <IRI>, on N% of them)``: the literal-valued predicate (by label) that most unlabelled nodes have
     exactly once."""
-    t = g.t
-    names = sorted(set(t.predicates))
-    index = {name: i for i, name in enumerate(names)}
-    label_of = np.asarray([index[p] for p in t.predicates], dtype=np.int64)
-    edges = np.flatnonzero(bare[t.s] & t.literal[t.o])
-    pairs, times = np.unique(t.s[edges].astype(np.int64) * len(names) + label_of[t.p[edges]], return_counts=True)
-    once = np.bincount(pairs[times == 1] % len(names), minlength=len(names)) if len(names) else np.empty(0)
+    names, _carrying, once = literal_predicates(g.t, bare)
     if not once.any():
         return ""
     k = int(once.max())

@@ -40,6 +40,10 @@ _ROW = """SELECT ns.uid, ns.label, ns.types, pr.label, pr.pid, no.uid, no.label,
 _ROW_ORD = _ROW.replace(" FROM edge e", ", e.ord FROM edge e", 1)
 #: nodes whose adjacency lists are kept in memory (a retriever walks the same hubs over and over)
 _CACHED_NODES = 1 << 16
+#: whether a ``node`` row is a literal, as ``Knowledge.is_literal`` tells one: an id starting with L, or the Literal
+#: type among its types (``_IS_LITERAL_ARGS`` fill its placeholders)
+_IS_LITERAL = "(uid GLOB 'L*' OR instr(? || types || ?, ?) > 0)"
+_IS_LITERAL_ARGS = (TYPE_SEP, TYPE_SEP, f"{TYPE_SEP}{LITERAL_CLASS}{TYPE_SEP}")
 
 
 @lru_cache(maxsize=1 << 18)
@@ -156,8 +160,8 @@ class StoreKnowledgeGraph(KnowledgeGraph):
         present, literal, labelled = (np.zeros(n, dtype=bool) for _ in range(3))
         uid_len = np.zeros(n, dtype=np.int32)
         rows = np.fromiter(chain.from_iterable(con.execute(
-            "SELECT ord, labelled, (uid GLOB 'L*' OR instr(? || types || ?, ?) > 0), length(uid) FROM node",
-            (TYPE_SEP, TYPE_SEP, f"{TYPE_SEP}{LITERAL_CLASS}{TYPE_SEP}"))), dtype=np.int64).reshape(-1, 4)
+            f"SELECT ord, labelled, {_IS_LITERAL}, length(uid) FROM node", _IS_LITERAL_ARGS)),
+            dtype=np.int64).reshape(-1, 4)
         present[rows[:, 0]] = True
         labelled[rows[:, 0]] = rows[:, 1] != 0
         literal[rows[:, 0]] = rows[:, 2] != 0
@@ -189,10 +193,8 @@ class StoreKnowledgeGraph(KnowledgeGraph):
                          uids_of, numbers_of)
 
     def node_counts(self) -> tuple[int, int, int]:
-        # a literal as Knowledge.is_literal tells one: an id starting with L, or the Literal type among its types
-        row = self._db().execute("""SELECT count(*), coalesce(sum(lit), 0), coalesce(sum(labelled * (1 - lit)), 0)
-            FROM (SELECT labelled, (uid GLOB 'L*' OR instr(? || types || ?, ?) > 0) AS lit FROM node)""",
-                                 (TYPE_SEP, TYPE_SEP, f"{TYPE_SEP}{LITERAL_CLASS}{TYPE_SEP}")).fetchone()
+        row = self._db().execute(f"""SELECT count(*), coalesce(sum(lit), 0), coalesce(sum(labelled * (1 - lit)), 0)
+            FROM (SELECT labelled, {_IS_LITERAL} AS lit FROM node)""", _IS_LITERAL_ARGS).fetchone()
         return int(row[0]), int(row[1]), int(row[2])
 
     def __len__(self) -> int:

@@ -44,6 +44,8 @@ DEFAULT_K1, DEFAULT_B, EPSILON = 1.5, 0.75, 0.25
 #: (``BM25Index._scores``). GV1 ×58 (480,298 units, the 170 GV1 questions, p50 / p95): summing per scored document
 #: always 41 / 176 ms, per corpus document always 4.3 / 9.0 ms, switching at 1/64 4.1 / 7.2 ms; rankings identical
 _DENSE_SHARE = 64
+#: postings weighed at a time by ``BM25Index._posting_weights``
+_WEIGHT_SLICE = 1 << 20
 
 
 class BM25Index:
@@ -52,9 +54,10 @@ class BM25Index:
     ``k1`` (term-frequency saturation) and ``b`` (length normalisation) are the method's two real knobs. The scores
     are rank-bm25's to the bit: the same idf (its floor included, summed in the same word order) and the same
     per-document float operations in the same order; a document without a query word adds exactly 0. What differs
-    is the layout: one array of (word, document, count) postings sorted by word instead of rank-bm25's dict per
-    document, and a query touches only its words' postings and sorts only the documents that scored (not a score
-    per unit, sorted whole), so its cost follows the postings it reads, not the corpus size.
+    is the layout: one array of (word, document, weight) postings sorted by word instead of rank-bm25's dict per
+    document, each weight the posting's term-frequency factor computed at build, and a query touches only its words'
+    postings and sorts only the documents that scored (not a score per unit, sorted whole), so its cost follows the
+    postings it reads, not the corpus size.
     ``tests/retrievers/test_bm25_index.py`` holds it to rank-bm25 itself."""
 
     def __init__(self, units: Sequence[Unit], *, k1: float = DEFAULT_K1, b: float = DEFAULT_B) -> None:
@@ -79,13 +82,28 @@ class BM25Index:
         word_ids = np.frombuffer(post_word, dtype=np.int32)
         order = np.argsort(word_ids, kind="stable")  # each word's postings together, documents ascending
         self._docs = np.frombuffer(post_doc, dtype=np.int32)[order]
-        self._tfs = np.frombuffer(post_tf, dtype=np.uint32)[order]
+        tfs = np.frombuffer(post_tf, dtype=np.uint32)[order]
         df = np.bincount(word_ids, minlength=len(words))
         del word_ids, order, post_word, post_doc, post_tf  # the unsorted postings
         self._start = np.concatenate(([0], np.cumsum(df)))
         self._word = words
         self.avgdl = int(self._doc_len.sum()) / self.corpus_size if units else 0.0
+        self._weights = self._posting_weights(tfs)
         self.idf = self._idf(df.tolist())
+
+    def _posting_weights(self, tfs: np.ndarray) -> np.ndarray:
+        """Each posting's term-frequency factor ``tf (k1 + 1) / (tf + k1 (1 - b + b dl / avgdl))``, which depends
+        on the posting alone: computed once here, a query is left to multiply it by its word's idf and sum. The same
+        float operations in the same order as rank-bm25's, so the scores are its own; 8 bytes a posting (the count's
+        4 are not kept), made a slice at a time so the build's memory does not peak at several arrays the size of
+        the postings."""
+        k1, b = self.k1, self.b
+        out = np.empty(len(tfs))
+        for i in range(0, len(tfs), _WEIGHT_SLICE):
+            tf = tfs[i : i + _WEIGHT_SLICE]
+            dl = self._doc_len[self._docs[i : i + _WEIGHT_SLICE]]
+            out[i : i + _WEIGHT_SLICE] = tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / self.avgdl))
+        return out
 
     def _idf(self, df: list[int]) -> list[float]:
         """rank-bm25's ``BM25Okapi._calc_idf``: log((N - n + 0.5) / (n + 0.5)) as a difference of logs, negative
@@ -115,12 +133,9 @@ class BM25Index:
                 parts.append((w, slice(self._start[w], self._start[w + 1])))
         if not parts:
             return np.empty(0, dtype=np.int64), np.empty(0)
-        k1, b = self.k1, self.b
 
         def gain(w: int, sl: slice) -> tuple[np.ndarray, np.ndarray]:
-            idx, tf = self._docs[sl], self._tfs[sl]
-            dl = self._doc_len[idx]
-            return idx, (self.idf[w] or 0) * (tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / self.avgdl)))
+            return self._docs[sl], (self.idf[w] or 0) * self._weights[sl]
 
         read = sum(sl.stop - sl.start for _w, sl in parts)
         if read * _DENSE_SHARE < self.corpus_size:

@@ -229,16 +229,17 @@ class HubIndex:
         unsettled: set[str] = set(state.get("unsettled", []))  # rows may not match the manifest (killed batch)
         had_rows = set(old) | unsettled  # hubs that may have rows in the store
         roots = all_hub_roots(self.graph, self.detector, self.settings.indexing_root_entity_ids)
-        current: dict[str, list[HubPath]] = {r: hub_paths(self.graph, self.detector, r,
-                                                          self.settings.max_hub_path_length) for r in roots}
-        hubs = {r: v for r, v in old.items() if r in current and r not in unsettled}
-        changed = [r for r in roots if sorted(p.hash for p in current[r]) != hubs.get(r)]
+        root_set = set(roots)
+        hubs = {r: v for r, v in old.items() if r in root_set and r not in unsettled}
+        # a hub's paths are made when its batch is indexed, never all at once (memory would grow with the graph); a
+        # hub the manifest already holds is walked once more first, to tell by its paths' hashes whether it changed
+        changed = [r for r in roots if r not in hubs or sorted(p.hash for p in self._paths_of(r)) != hubs[r]]
         # The rows' generation tag: the number of builds that wrote rows, not a clock, so that a clean build gives
         # byte-identical index files on every run and machine (a DVC output whose hash a fresh clone's quick start
         # reproduces); a resumed or incremental build is the next number, so older rows are still told apart.
         self._builds = int(state.get("builds", 0)) + (1 if changed else 0)
         gen = hashlib.sha256(f"{self.collection}:{self._builds}".encode()).hexdigest()[:10]
-        removed = sorted(r for r in set(old) | unsettled if r not in current)
+        removed = sorted(r for r in set(old) | unsettled if r not in root_set)
         if removed:  # first, so that a later kill cannot lose them
             self._save_manifest(hubs, unsettled | set(removed))
             ids = ", ".join(_q(r) for r in removed)
@@ -252,7 +253,10 @@ class HubIndex:
         if not changed and not removed:
             up_to_date(progress, f"HubLink index {self.collection}: {len(roots)} hubs",
                        f"{self.manifest_path.parent}")
-        llm_todo = self.path_texts.llm_calls_todo(changed, current)  # the PATHTOTEXT calls this build will make
+        # LLM path texts: the calls are counted up front for the bar, so those builds (one call a path: small
+        # graphs) make their hubs' paths first
+        ahead = {r: self._paths_of(r) for r in changed} if self.path_texts.enabled else {}
+        llm_todo = self.path_texts.llm_calls_todo(changed, ahead)  # the PATHTOTEXT calls this build will make
         with build_bar(progress and bool(changed), f"HubLink index {self.collection}", len(changed), unit="hubs",
                        llm_calls=sum(llm_todo.values())) as advance:
             for i in range(0, len(changed), batch_hubs):
@@ -261,18 +265,10 @@ class HubIndex:
                 for r in batch:
                     hubs.pop(r, None)
                 self._save_manifest(hubs, unsettled)
-                paths = [p for r in batch for p in current[r]]
-                texts, rows, n_fb = self._rows(paths, gen)
+                current = {r: ahead.pop(r) if r in ahead else self._paths_of(r) for r in batch}
+                n_written, n_fb = self._write_batch(current, gen, had_rows)
+                n_vectors += n_written
                 n_text_fallbacks += n_fb
-                if rows:
-                    self.store.insert(self.collection, self.embedder.embed(texts), rows)
-                    n_vectors += len(rows)
-                # Only hubs that had rows before need their old generation removed: a fresh hub has none, and a
-                # filtered delete scans the whole collection (quadratic over a cold build of a large graph).
-                stale = [r for r in batch if r in had_rows]
-                if stale:
-                    ids = ", ".join(_q(r) for r in stale)
-                    self.store.delete(self.collection, filter=f'hub_root in [{ids}] and gen != "{gen}"')
                 for r in batch:
                     hubs[r] = sorted(p.hash for p in current[r])
                 unsettled -= set(batch)
@@ -283,10 +279,27 @@ class HubIndex:
         self._paths = None
         secs = time.perf_counter() - t0
         return {"collection": self.collection, "hubs": len(roots), "hubs_reindexed": len(changed),
-                "hubs_removed": len(removed), "paths": sum(len(v) for v in current.values()),
+                "hubs_removed": len(removed), "paths": sum(len(v) for v in hubs.values()),
                 "vectors_written": n_vectors, "seconds": round(secs, 2),
                 "llm_path_text": self.llm_path_text, "path_text_fallbacks": n_text_fallbacks,
                 "vectors_per_s": round(n_vectors / secs, 1) if secs > 0 else None}
+
+    def _paths_of(self, root: str) -> list[HubPath]:
+        return hub_paths(self.graph, self.detector, root, self.settings.max_hub_path_length)
+
+    def _write_batch(self, current: dict[str, list[HubPath]], gen: str, had_rows: set[str]) -> tuple[int, int]:
+        """Insert the rows of a batch's hubs (``current``: hub -> its paths), then delete the older generation's rows
+        of those that had rows; returns (vectors written, path-text fallbacks)."""
+        texts, rows, n_fb = self._rows([p for paths in current.values() for p in paths], gen)
+        if rows:
+            self.store.insert(self.collection, self.embedder.embed(texts), rows)
+        # Only hubs that had rows before need their old generation removed: a fresh hub has none, and a filtered
+        # delete scans the whole collection (quadratic over a cold build of a large graph).
+        stale = [r for r in current if r in had_rows]
+        if stale:
+            ids = ", ".join(_q(r) for r in stale)
+            self.store.delete(self.collection, filter=f'hub_root in [{ids}] and gen != "{gen}"')
+        return len(rows), n_fb
 
     # ---------------- query-time data ----------------
     #: Up to this many indexed paths, the answer step's path records are loaded at once (one pass over the store);
