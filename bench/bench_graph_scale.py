@@ -1,9 +1,11 @@
 """Graphs at their real size: reading an N-Triples file of 10^5, 10^6 and 10^7 triples with the command a
-user types (``hublab graph check``) against a raw ``pyoxigraph`` bulk load of the same file, and BM25 over the
-graph's triples as ``hublab run bm25`` builds and searches them.
+user types (``hublab graph check``) against a raw ``pyoxigraph`` bulk load of the same file, BM25 over the graph's
+triples as ``hublab run bm25`` builds and searches them, the ``hublab run bm25`` command itself, and ``hublab
+index`` of a vector method.
 
     .venv/bin/python bench/bench_graph_scale.py [--sizes 100000 1000000 10000000] [--graphs gv1 catalogue]
-        [--in-memory-max 2000000] [--reference-max 200000] [--json reports/bench/graph_scale.json]
+        [--in-memory-max 2000000] [--reference-max 200000] [--index-max 2000000]
+        [--json reports/bench/graph_scale.json]
 
 The files are replicas written line by line, never held in memory:
 
@@ -26,7 +28,14 @@ Per graph and size, each step in a process of its own (peak resident memory is t
   machine: the row says so, with the memory projected from the largest size it ran on;
 * ``bm25``: the graph opened as a run opens it, the units and the BM25 index built (seconds, growth of resident
   memory over the build), then each question searched for 20 units (p50/p95). Up to ``--reference-max`` units,
-  rank-bm25 on the same tokens, and whether every ranking is the same.
+  rank-bm25 on the same tokens, and whether every ranking is the same;
+* ``run_bm25``: ``hublab run bm25 --graph FILE --dataset QUESTIONS --no-carbon --json`` as a user types it, in a
+  project folder of its own (its MLflow runs stay out of the repository) that shares the store ``graph check``
+  built: seconds and peak RSS of the whole command, its index build, mean retrieval time a question, Hits@10;
+* ``index``: ``hublab index --pipeline vss_triples.yaml --graph FILE`` (``vss`` embedding every triple, Milvus
+  Lite) as the command runs, with the hashing embedder in MiniLM's place: seconds, vectors, peak RSS; then MiniLM's
+  rate on 1,024 of the same units, from which its build is projected. Skipped above ``--index-max`` triples (a
+  vector per triple: the Lite engine's memory grows ~4.5 KB a vector), with what it would take projected.
 
 Writes the JSON (``--json``) that ``scripts/benchmarks_md.py`` turns into docs/benchmarks.md.
 """
@@ -34,6 +43,8 @@ Writes the JSON (``--json``) that ``scripts/benchmarks_md.py`` turns into docs/b
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import math
 import os
@@ -216,9 +227,75 @@ def step_bm25(name: str, path: str, reference_max: int) -> dict:
     return row
 
 
-def _rss_mb() -> float:
+#: the embedder ``hublab index`` is given in the ``index`` step (no model cost: what is measured is the rest), and
+#: the unit texts MiniLM embeds there to measure its rate, from which its build time is projected
+HASH_DIM, MINILM_SAMPLE = 384, 1024
+
+
+def _project(kind: str) -> Path:
+    """A project folder of the repository's ``params.yaml`` for the ``index`` and ``run`` steps (their index, MLflow
+    runs and outputs stay out of the repository), sharing the repository's kept graph stores: the store ``graph
+    check`` built is reused, as a user's second command reuses it. ``index`` also gets ``vss_triples.yaml``: the
+    ``vss`` pipeline embedding every triple (``units: triples``), the corpus a graph kept on disk holds as positions."""
+    import yaml
+
+    root = WORK / f"{kind}_project"
+    (root / ".cache").mkdir(parents=True, exist_ok=True)
+    (root / "params.yaml").write_text((ROOT / "params.yaml").read_text())
+    stores = root / ".cache" / "graph-stores"
+    if not stores.exists():
+        (ROOT / ".cache" / "graph-stores").mkdir(parents=True, exist_ok=True)
+        stores.symlink_to(ROOT / ".cache" / "graph-stores")
+    if kind == "index":
+        cfg = yaml.safe_load((ROOT / "pipelines" / "vss.yaml").read_text())
+        cfg["name"], cfg["retriever"]["params"]["units"] = "vss_triples", "triples"
+        (root / "vss_triples.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return root
+
+
+def step_index(path: str) -> dict:
+    """``hublab index --pipeline vss_triples.yaml --graph FILE`` as the command runs it, with the hashing embedder in
+    MiniLM's place (``hublab.embedding.factory.build_embedder`` replaced in this process), then MiniLM's rate on
+    :data:`MINILM_SAMPLE` of the same units, timed alone."""
+    import shutil
+
+    import hublab.embedding.factory as factory
+    from hublab.cli import main as cli
+    from hublab.embedding.hashing import HashingEmbedder
+
+    root = Path(os.environ["HUBLAB_ROOT"])
+    shutil.rmtree(root / "models", ignore_errors=True)  # a cold build every time
+    real = factory.build_embedder
+    factory.build_embedder = lambda cfg=None, cache_dir=None: HashingEmbedder(HASH_DIM)
+    sys.argv = ["hublab", "index", "--pipeline", str(root / "vss_triples.yaml"), "--graph", path, "--no-progress"]
+    out = io.StringIO()
+    t0 = time.perf_counter()
+    with contextlib.redirect_stdout(out):  # the command prints its stats (JSON)
+        try:
+            cli()
+        except SystemExit as exc:
+            if exc.code:
+                raise
+    row: dict = {"command_s": round(time.perf_counter() - t0, 1), "stats": json.loads(out.getvalue()),
+                 "command_peak_rss_mb": round(_rss_mb("VmHWM"))}  # before MiniLM is loaded
+    from hublab.pipeline.resources import load_graph
+    from hublab.retrievers.components.units import graph_triple_units
+
+    units = graph_triple_units(load_graph(path))
+    texts = [u.text for u in units[:MINILM_SAMPLE]]
+    minilm = real({"model": "all-MiniLM-L6-v2", "device": "cpu", "cache": False}, None)
+    minilm.embed(texts[:64])  # the model loaded and warm
+    t0 = time.perf_counter()
+    minilm.embed(texts)
+    rate = len(texts) / (time.perf_counter() - t0)
+    return {**row, "units": len(units), "minilm_units_per_s": round(rate, 1),
+            "minilm_projected_s": round(len(units) / rate)}
+
+
+def _rss_mb(field: str = "VmRSS") -> float:
+    """This process's resident memory (``VmHWM``: its peak so far) in MB."""
     for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
     return math.nan
 
@@ -291,7 +368,12 @@ def _check_row(check: dict, ox: dict) -> dict:
             "entities": res.get("entities"), "vs_oxigraph": round(check["wall_s"] / max(ox["wall_s"], 1e-9), 1)}
 
 
-def one(name: str, size: int, in_memory_max: int, reference_max: int, earlier: list[dict]) -> dict:
+#: the metrics the ``run`` step keeps of ``hublab run --json``
+_RUN_METRICS = ("hit_at_10_triples", "recall_at_10_triples", "mrr_at_10_triples", "triples_per_question", "runtime",
+                "n_degraded", "failure_share")
+
+
+def one(name: str, size: int, in_memory_max: int, reference_max: int, index_max: int, earlier: list[dict]) -> dict:
     """One file: the raw load; ``hublab graph check`` as a user types it (default settings: the on-disk store from
     64 MB), cold (the store built by the command) and again (the store reused), and on the in-memory path where it
     fits (its JSON must be the same); BM25 as a run opens the graph."""
@@ -320,7 +402,36 @@ def one(name: str, size: int, in_memory_max: int, reference_max: int, earlier: l
     bm = _measured([sys.executable, __file__, "--step", "bm25", path, "--name", name,
                     "--reference-max", str(reference_max)])
     row["bm25"] = {**bm["result"], "wall_s": bm["wall_s"], "peak_rss_mb": bm["peak_rss_mb"]}
+    print(json.dumps(row), file=sys.stderr, flush=True)
+    run = _measured([sys.executable, "-m", "hublab.cli", "run", "bm25", "--graph", path, "--dataset",
+                     str(ROOT / GRAPHS[name][2]), "--no-progress", "--no-carbon", "--json"],
+                    {"HUBLAB_ROOT": str(_project("run"))})
+    res = run["result"]
+    row["run_bm25"] = {"wall_s": run["wall_s"], "peak_rss_mb": run["peak_rss_mb"], "questions": res["n_questions"],
+                       "index_build_s": res["index_build_s"],
+                       "metrics": {k: v for k, v in sorted(res["metrics"].items()) if k in _RUN_METRICS}}
+    print(json.dumps(row), file=sys.stderr, flush=True)
+    if replica["triples"] > index_max:
+        row["index"] = {"skipped": _index_skipped(row["triples"], index_max, earlier)}
+    else:
+        ix = _measured([sys.executable, __file__, "--step", "index", path], {"HUBLAB_ROOT": str(_project("index"))})
+        row["index"] = {**ix["result"], "wall_s": ix["wall_s"], "peak_rss_mb": ix["peak_rss_mb"]}
     return row
+
+
+def _index_skipped(triples: int, index_max: int, earlier: list[dict]) -> str:
+    """Why ``hublab index`` is not run on a file this large, with its vectors, time and memory projected from the
+    largest size of the same graph it ran on."""
+    ran = [r for r in earlier if "stats" in r.get("index", {})]
+    why = f"above --index-max {index_max:,} triples"
+    if not ran:
+        return why
+    big = max(ran, key=lambda r: r["triples"])
+    ix, scale = big["index"], triples / big["triples"]
+    gb = ix["command_peak_rss_mb"] * scale / 1024
+    return (f"{why}; projected from {big['triples']:,} triples: ~{ix['units'] * scale / 1e6:.1f} M vectors, "
+            f"~{ix['command_s'] * scale / 60:.0f} min with the hashing embedder at ~{gb:.0f} GB, "
+            f"~{ix['minilm_projected_s'] * scale / 3600:.0f} h of MiniLM on these cores")
 
 
 def main() -> None:
@@ -330,6 +441,8 @@ def main() -> None:
     ap.add_argument("--in-memory-max", type=int, default=2_000_000,
                     help="largest file HubLab's in-memory path (graph check, BM25) is run on")
     ap.add_argument("--reference-max", type=int, default=200_000, help="largest corpus rank-bm25 is measured on")
+    ap.add_argument("--index-max", type=int, default=2_000_000,
+                    help="largest file `hublab index` (a vector index of every triple) is run on")
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--step", nargs=2, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--name", default="gv1", help=argparse.SUPPRESS)
@@ -341,7 +454,7 @@ def main() -> None:
     if args.step is not None:
         what, path = args.step
         res = (step_oxigraph(path) if what == "oxigraph" else step_load(path) if what == "load"
-               else step_bm25(args.name, path, args.reference_max))
+               else step_index(path) if what == "index" else step_bm25(args.name, path, args.reference_max))
         print(json.dumps(res))
         return
     from machine import machine
@@ -349,7 +462,7 @@ def main() -> None:
     rows = []
     for name in args.graphs:
         for size in args.sizes:
-            rows.append(one(name, size, args.in_memory_max, args.reference_max,
+            rows.append(one(name, size, args.in_memory_max, args.reference_max, args.index_max,
                             [r for r in rows if r["graph"] == name]))
             print(json.dumps(rows[-1]), flush=True)
     from hublab.config import settings
