@@ -73,25 +73,44 @@ def _raise(signum: int, _frame: object) -> None:
 
 def _raise_pending() -> None:
     signum, _deferral["pending"] = _deferral["pending"], None
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
     if signum is not None:
         raise Terminated(signum)
 
 
+def _hold_interrupt(signum: int, _frame: object) -> None:
+    """SIGINT's handler inside a :func:`deferred` block: Ctrl-C is kept for the block's end, as a termination is."""
+    if _deferral["pending"] is None:
+        _deferral["pending"] = signum
+
+
+def _hold_ctrl_c(hold: bool) -> None:
+    """Hold Ctrl-C (``hold``) or let it raise again, where SIGINT raises ``KeyboardInterrupt`` (Python's own
+    handler): a handler a program set, or an ignored SIGINT, is left alone."""
+    if hold and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _hold_interrupt)
+    elif not hold and signal.getsignal(signal.SIGINT) is _hold_interrupt:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 @contextlib.contextmanager
 def deferred():
-    """A block a termination signal must not cut in two (a study's trial created but not yet in its objective, or
-    its result being stored: cut there, the trial stays RUNNING). A signal that arrives meanwhile is raised when
-    the block ends, even if it ends by an exception (which becomes the signal's context). Only the main thread's
-    blocks count: signals are raised nowhere else."""
+    """A block a termination signal or Ctrl-C must not cut in two (a study's trial created but not yet in its
+    objective, or its result being stored: cut there, the trial stays RUNNING). A signal that arrives meanwhile is
+    raised when the block ends, even if it ends by an exception (which becomes the signal's context). Only the main
+    thread's blocks count: signals are raised nowhere else."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     _deferral["depth"] += 1
+    _hold_ctrl_c(True)
     try:
         yield
     finally:
         _deferral["depth"] -= 1
         if not _deferral["depth"]:
+            _hold_ctrl_c(False)
             _raise_pending()
 
 
@@ -103,11 +122,13 @@ def undeferred():
         yield
         return
     depth, _deferral["depth"] = _deferral["depth"], 0
+    _hold_ctrl_c(False)
     try:
         _raise_pending()
         yield
     finally:
         _deferral["depth"] = depth
+        _hold_ctrl_c(bool(depth))
 
 
 def _deliver_later(signum: int) -> None:
