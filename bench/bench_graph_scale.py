@@ -230,33 +230,37 @@ def step_bm25(name: str, path: str, reference_max: int) -> dict:
 #: the embedder ``hublab index`` is given in the ``index`` step (no model cost: what is measured is the rest), and
 #: the unit texts MiniLM embeds there to measure its rate, from which its build time is projected
 HASH_DIM, MINILM_SAMPLE = 384, 1024
+#: what the ``index`` step's ``vss`` pipeline may embed: every triple, or every node's document
+INDEX_UNITS = ("triples", "nodes")
 
 
 def _project(kind: str) -> Path:
     """A project folder of the repository's ``params.yaml`` for the ``index`` and ``run`` steps (their index, MLflow
     runs and outputs stay out of the repository), sharing the repository's kept graph stores: the store ``graph
-    check`` built is reused, as a user's second command reuses it. ``index`` also gets ``vss_triples.yaml``: the
-    ``vss`` pipeline embedding every triple (``units: triples``), the corpus a graph kept on disk holds as positions."""
+    check`` built is reused, as a user's second command reuses it. ``index`` also gets ``vss_triples.yaml`` and
+    ``vss_nodes.yaml``: the ``vss`` pipeline embedding every triple (the corpus a graph kept on disk holds as
+    positions), or every node's document (the pipeline's default)."""
     import yaml
 
     root = WORK / f"{kind}_project"
     (root / ".cache").mkdir(parents=True, exist_ok=True)
     (root / "params.yaml").write_text((ROOT / "params.yaml").read_text())
     stores = root / ".cache" / "graph-stores"
-    if not stores.exists():
-        (ROOT / ".cache" / "graph-stores").mkdir(parents=True, exist_ok=True)
+    (ROOT / ".cache" / "graph-stores").mkdir(parents=True, exist_ok=True)  # the cold steps remove it
+    if not stores.is_symlink():
         stores.symlink_to(ROOT / ".cache" / "graph-stores")
     if kind == "index":
-        cfg = yaml.safe_load((ROOT / "pipelines" / "vss.yaml").read_text())
-        cfg["name"], cfg["retriever"]["params"]["units"] = "vss_triples", "triples"
-        (root / "vss_triples.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+        for units in INDEX_UNITS:
+            cfg = yaml.safe_load((ROOT / "pipelines" / "vss.yaml").read_text())
+            cfg["name"], cfg["retriever"]["params"]["units"] = f"vss_{units}", units
+            (root / f"vss_{units}.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
     return root
 
 
-def step_index(path: str) -> dict:
-    """``hublab index --pipeline vss_triples.yaml --graph FILE`` as the command runs it, with the hashing embedder in
-    MiniLM's place (``hublab.embedding.factory.build_embedder`` replaced in this process), then MiniLM's rate on
-    :data:`MINILM_SAMPLE` of the same units, timed alone."""
+def step_index(path: str, units: str = "triples") -> dict:
+    """``hublab index --pipeline vss_<units>.yaml --graph FILE`` as the command runs it, with the hashing embedder in
+    MiniLM's place (``hublab.embedding.factory.build_embedder`` replaced in this process), then, for triples,
+    MiniLM's rate on :data:`MINILM_SAMPLE` of the same units, timed alone."""
     import shutil
 
     import hublab.embedding.factory as factory
@@ -267,7 +271,7 @@ def step_index(path: str) -> dict:
     shutil.rmtree(root / "models", ignore_errors=True)  # a cold build every time
     real = factory.build_embedder
     factory.build_embedder = lambda cfg=None, cache_dir=None: HashingEmbedder(HASH_DIM)
-    sys.argv = ["hublab", "index", "--pipeline", str(root / "vss_triples.yaml"), "--graph", path, "--no-progress"]
+    sys.argv = ["hublab", "index", "--pipeline", str(root / f"vss_{units}.yaml"), "--graph", path, "--no-progress"]
     out = io.StringIO()
     t0 = time.perf_counter()
     with contextlib.redirect_stdout(out):  # the command prints its stats (JSON)
@@ -276,8 +280,11 @@ def step_index(path: str) -> dict:
         except SystemExit as exc:
             if exc.code:
                 raise
-    row: dict = {"command_s": round(time.perf_counter() - t0, 1), "stats": json.loads(out.getvalue()),
+    row: dict = {"units_embedded": units, "command_s": round(time.perf_counter() - t0, 1),
+                 "stats": json.loads(out.getvalue()),
                  "command_peak_rss_mb": round(_rss_mb("VmHWM"))}  # before MiniLM is loaded
+    if units != "triples":
+        return {**row, "units": sum(int(v["units"]) for v in row["stats"].values() if isinstance(v, dict))}
     from hublab.pipeline.resources import load_graph
     from hublab.retrievers.components.units import graph_triple_units
 
@@ -434,6 +441,20 @@ def _index_skipped(triples: int, index_max: int, earlier: list[dict]) -> str:
             f"~{ix['minilm_projected_s'] * scale / 3600:.0f} h of MiniLM on these cores")
 
 
+def index_only(units: str, graphs: list[str], sizes: list[int], out: Path) -> None:
+    """The ``index`` step alone, embedding ``units``, on rows already measured in ``out``: written to their
+    ``index_<units>``."""
+    result = json.loads(out.read_text())
+    for row in result["sizes"]:
+        if row["graph"] in graphs and row["target_triples"] in sizes:
+            path = str(ROOT / write_replica(row["graph"], row["target_triples"])["file"])
+            ix = _measured([sys.executable, __file__, "--step", "index", path, "--index-only", units],
+                           {"HUBLAB_ROOT": str(_project("index"))})
+            row[f"index_{units}"] = {**ix["result"], "wall_s": ix["wall_s"], "peak_rss_mb": ix["peak_rss_mb"]}
+            print(json.dumps(row[f"index_{units}"]), flush=True)
+            out.write_text(json.dumps(result, indent=1) + "\n")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", type=int, nargs="*", default=[100_000, 1_000_000, 10_000_000])
@@ -443,6 +464,8 @@ def main() -> None:
     ap.add_argument("--reference-max", type=int, default=200_000, help="largest corpus rank-bm25 is measured on")
     ap.add_argument("--index-max", type=int, default=2_000_000,
                     help="largest file `hublab index` (a vector index of every triple) is run on")
+    ap.add_argument("--index-only", choices=INDEX_UNITS, default=None,
+                    help="only the index step, embedding these units, on rows already in --json (as index_<units>)")
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--step", nargs=2, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--name", default="gv1", help=argparse.SUPPRESS)
@@ -454,8 +477,12 @@ def main() -> None:
     if args.step is not None:
         what, path = args.step
         res = (step_oxigraph(path) if what == "oxigraph" else step_load(path) if what == "load"
-               else step_index(path) if what == "index" else step_bm25(args.name, path, args.reference_max))
+               else step_index(path, args.index_only or "triples") if what == "index"
+               else step_bm25(args.name, path, args.reference_max))
         print(json.dumps(res))
+        return
+    if args.index_only:
+        index_only(args.index_only, args.graphs, args.sizes, args.json)
         return
     from machine import machine
 
