@@ -213,9 +213,9 @@ def _graph_scale_commands(d: dict) -> list[str]:
                          ix["command_peak_rss_mb"], ix.get("minilm_units_per_s"),
                          f"{minilm / 60:.0f} min (projected)" if minilm else None])
     lines += ["", "`hublab index --pipeline vss_<units>.yaml --graph FILE` (VSS over every triple, or over the "
-              "candidate nodes' documents as `pipelines/vss.yaml` does, Milvus Lite) as the command runs, on the store "
-              "`graph check` kept (a file of 64 MB or more), with the hashing embedder in MiniLM's place; MiniLM's rate measured on 1,024 of the same "
-              "triple units and its build time projected from it:", ""]
+              "candidate nodes' documents as `pipelines/vss.yaml` does, Milvus Lite) as the command runs, on the "
+              "store `graph check` kept (a file of 64 MB or more), with the hashing embedder in MiniLM's place; "
+              "MiniLM's rate measured on 1,024 of the same triple units and its build time projected from it:", ""]
     lines += _table(["graph", "triples", "units embedded", "vectors", "command (s)", "its peak RSS (MB)",
                      "MiniLM units/s", "MiniLM build"], rows)
     return lines
