@@ -75,6 +75,7 @@ SIGNAL_IN_A_DEFERRED_BLOCK = """
 import os, signal, sys
 sys.path.insert(0, sys.argv[1])
 from hublab import signals
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal: a background job inherits it ignored
 signals.interrupt_on_termination()
 sig = getattr(signal, sys.argv[2])
 done = []
