@@ -192,12 +192,13 @@ def _graph_scale_commands(d: dict) -> list[str]:
         m = run["metrics"]
         rows.append([r["graph"], f"{r['triples']:,}", run["questions"], run["wall_s"], run["peak_rss_mb"],
                      round(run["index_build_s"], 1), round(m["runtime"] * 1000, 1), round(m["hit_at_10_triples"], 3),
-                     m["n_degraded"]])
+                     round(m["triples_per_question"], 1), m["n_degraded"]])
     lines = ["", "`hublab run bm25 --graph FILE --dataset QUESTIONS --no-carbon --json` as typed, in a project of "
              "its own sharing the store `graph check` built (a user's second command); the whole command, MLflow "
              "run included:", ""]
     lines += _table(["graph", "triples", "questions", "command (s)", "its peak RSS (MB)", "index build (s)",
-                     "retrieval a question, mean (ms)", "Hits@10 (triples)", "degraded"], rows)
+                     "retrieval a question, mean (ms)", "Hits@10 (triples)", "triples returned a question",
+                     "degraded"], rows)
     rows = []
     for r in d["sizes"]:
         for key, what in (("index", "triples"), ("index_nodes", "nodes")):
