@@ -5,7 +5,7 @@ index`` of a vector method.
 
     .venv/bin/python bench/bench_graph_scale.py [--sizes 100000 1000000 10000000] [--graphs gv1 catalogue]
         [--in-memory-max 2000000] [--reference-max 200000] [--index-max 2000000]
-        [--json reports/bench/graph_scale.json]
+        [--json reports/bench/graph_scale.json] [--bm25-only | --index-only {triples,nodes}]
 
 The files are replicas written line by line, never held in memory:
 
@@ -37,7 +37,9 @@ Per graph and size, each step in a process of its own (peak resident memory is t
   rate on 1,024 of the same units, from which its build is projected. Skipped above ``--index-max`` triples (a
   vector per triple: the Lite engine's memory grows ~4.5 KB a vector), with what it would take projected.
 
-Writes the JSON (``--json``) that ``scripts/benchmarks_md.py`` turns into docs/benchmarks.md.
+``--bm25-only`` and ``--index-only`` measure those steps again on the rows already in ``--json`` (after a change to
+the code they time), keeping the rest. Writes the JSON (``--json``) that ``scripts/benchmarks_md.py`` turns into
+docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -46,99 +48,18 @@ import argparse
 import contextlib
 import io
 import json
-import math
 import os
-import resource
-import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
+from bench_projects import project  # noqa: E402 - bench/ is put on the path above
+from graph_replicas import GRAPHS, WORK, write_replica  # noqa: E402
+from measured import measured, ms, rss_mb  # noqa: E402
+
 K = 20
-WORK = ROOT / ".cache" / "bench_graph_scale"
-
-#: per graph: the base file, its hub type (whose instances' subgraphs are copied) and its questions
-GRAPHS = {
-    "gv1": (ROOT / "data/graphs/gv1.ttl", "Paper", "data/kgqa/gv1.jsonl"),
-    "catalogue": (ROOT / "examples/graphs/catalogue/graph.ttl", "https://schema.org/SoftwareApplication",
-                  "examples/graphs/catalogue/questions.csv"),
-}
-
-
-# ---------------------------------------------------------------- the replica file
-def _owned(kg, hubs: list[str]) -> tuple[set[str], set[str]]:
-    """The nodes some hub owns (reachable from it without passing another hub or a node several subjects point
-    to), and the hubs: what a copy duplicates (``hublab.graph.synthetic.paper_owned_nodes`` for any hub type)."""
-    hub_set = set(hubs)
-    owned: set[str] = set()
-    for hub in hubs:
-        mine, stack = {hub}, [hub]
-        while stack:
-            for t in kg.outgoing(stack.pop()):
-                o = t.object.uid
-                if o in mine or o in hub_set or len({s.subject.uid for s in kg.incoming(o)}) > 1:
-                    continue
-                mine.add(o)
-                stack.append(o)
-        owned |= mine
-    return owned, hub_set
-
-
-def write_replica(name: str, triples: int) -> dict:
-    """``name``'s base graph copied until the file has at least ``triples`` lines (N-Triples), written copy by copy.
-    Reused when it exists (the file name carries the size)."""
-    from rdflib import RDFS, BNode, Graph, Literal, URIRef
-
-    from hublab.graph.rdf import RdfKnowledgeGraph
-
-    base, hub_type, _ = GRAPHS[name]
-    out = WORK / f"{name}_{triples}.nt"
-    meta = out.with_suffix(".json")
-    if out.exists() and meta.exists():
-        return json.loads(meta.read_text())
-    kg = RdfKnowledgeGraph.load(base, name=name)
-    hubs = sorted(e.uid for e in kg.entities_by_type(hub_type))
-    owned_uids, hub_uids = _owned(kg, hubs)
-    owned = {str(kg.term_of(u)) for u in owned_uids if isinstance(kg.term_of(u), URIRef)}
-    hub_iris = {str(kg.term_of(u)) for u in hub_uids}
-    g = Graph()
-    g.parse(base)
-    copied, once = [], []
-    for s, p, o in sorted(g, key=lambda t: (str(t[0]), str(t[1]), t[2].n3())):
-        own_s = isinstance(s, BNode) or str(s) in owned
-        own_o = isinstance(o, BNode) or (isinstance(o, URIRef) and str(o) in owned)
-        (copied if own_s or own_o else once).append((s, p, o, own_s, own_o))
-
-    def term(t, own: bool, c: int) -> str:
-        if not own or c == 0:
-            return t.n3()
-        return f"_:{t}x{c}" if isinstance(t, BNode) else f"<{t}x{c}>"
-
-    WORK.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".part")
-    lines = 0
-    copies = 0
-    with tmp.open("w", encoding="utf-8") as f:
-        for s, p, o, *_ in once:
-            f.write(f"{s.n3()} {p.n3()} {o.n3()} .\n")
-        lines += len(once)
-        while lines < triples:
-            c = copies
-            for s, p, o, own_s, own_o in copied:
-                obj = term(o, own_o, c)
-                if c and p == RDFS.label and str(s) in hub_iris and isinstance(o, Literal):
-                    obj = Literal(f"{o} (copy {c})", lang=o.language, datatype=o.datatype).n3()
-                f.write(f"{term(s, own_s, c)} {p.n3()} {obj} .\n")
-            lines += len(copied)
-            copies += 1
-    tmp.replace(out)
-    info = {"file": str(out.relative_to(ROOT)), "triples": lines, "copies": copies, "hubs_per_copy": len(hubs),
-            "mb": round(out.stat().st_size / 1e6, 1)}
-    meta.write_text(json.dumps(info))
-    return info
 
 
 # ---------------------------------------------------------------- steps, each in its own process
@@ -191,7 +112,7 @@ def step_bm25(name: str, path: str, reference_max: int) -> dict:
     t0 = time.perf_counter()
     graph = load_graph(path)  # as a run opens it: the on-disk store for a file of user_graphs.store.above_mb or more
     read_s = time.perf_counter() - t0
-    rss0 = _rss_mb()
+    rss0 = rss_mb()
     t0 = time.perf_counter()
     # the corpus `hublab run bm25` builds on these graphs (units: auto, a graph that answers with triples): a list in
     # memory, or the triples' positions on a graph kept on disk
@@ -199,21 +120,32 @@ def step_bm25(name: str, path: str, reference_max: int) -> dict:
     index = BM25Index(units)
     row: dict = {"graph_kept": type(graph).__name__, "read_s": round(read_s, 1), "units": len(units),
                  "questions": len(questions),
-                 "build_s": round(time.perf_counter() - t0, 1), "build_rss_mb": round(_rss_mb() - rss0)}
-    lat, ours = [], []
-    for q in questions:
-        t = time.perf_counter()
-        ours.append([u.key for u, _ in index.search(q, K)])
-        lat.append(time.perf_counter() - t)
-    row["search"] = _ms(lat)
+                 "build_s": round(time.perf_counter() - t0, 1), "build_rss_mb": round(rss_mb() - rss0)}
+    # each question searched twice: as a run searches (MaxScore pruning) and with every document scored, the two in
+    # turns (which goes first alternates, so neither is always the one that finds the units' pages cached): the
+    # pruning's own gain, and whether every ranking is the same
+    lat, full_lat, ours, same = [], [], [], True
+    pruned = index._pruned
+    for n, q in enumerate(questions):
+        got = {}
+        for prune in ((True, False) if n % 2 == 0 else (False, True)):
+            index._pruned = pruned if prune else (lambda *a, **kw: None)
+            t = time.perf_counter()
+            got[prune] = [u.key for u, _ in index.search(q, K)]
+            (lat if prune else full_lat).append(time.perf_counter() - t)
+        ours.append(got[True])
+        same = same and got[True] == got[False]
+    index._pruned = pruned
+    row["search"] = ms(lat)
+    row["search_unpruned"] = {**ms(full_lat), "same_ranking": same}
     if len(units) <= reference_max:
         from rank_bm25 import BM25Okapi
 
         units = list(units)
-        rss0 = _rss_mb()
+        rss0 = rss_mb()
         t0 = time.perf_counter()
         bm = BM25Okapi([tokenize(u.text) or ["_"] for u in units])
-        ref: dict = {"build_s": round(time.perf_counter() - t0, 1), "build_rss_mb": round(_rss_mb() - rss0)}
+        ref: dict = {"build_s": round(time.perf_counter() - t0, 1), "build_rss_mb": round(rss_mb() - rss0)}
         lat, same = [], True
         for q, mine in zip(questions, ours, strict=True):
             t = time.perf_counter()
@@ -223,7 +155,7 @@ def step_bm25(name: str, path: str, reference_max: int) -> dict:
             theirs = [units[int(i)].key for i in order if scores[i] > 0]
             lat.append(time.perf_counter() - t)
             same = same and theirs == mine
-        row["rank_bm25"] = {**ref, "search": _ms(lat), "same_ranking": same}
+        row["rank_bm25"] = {**ref, "search": ms(lat), "same_ranking": same}
     return row
 
 
@@ -242,13 +174,7 @@ def _project(kind: str) -> Path:
     positions), or every node's document (the pipeline's default)."""
     import yaml
 
-    root = WORK / f"{kind}_project"
-    (root / ".cache").mkdir(parents=True, exist_ok=True)
-    (root / "params.yaml").write_text((ROOT / "params.yaml").read_text())
-    stores = root / ".cache" / "graph-stores"
-    (ROOT / ".cache" / "graph-stores").mkdir(parents=True, exist_ok=True)  # the cold steps remove it
-    if not stores.is_symlink():
-        stores.symlink_to(ROOT / ".cache" / "graph-stores")
+    root = project(WORK / f"{kind}_project", share_stores=True)
     if kind == "index":
         for units in INDEX_UNITS:
             cfg = yaml.safe_load((ROOT / "pipelines" / "vss.yaml").read_text())
@@ -282,7 +208,7 @@ def step_index(path: str, units: str = "triples") -> dict:
                 raise
     row: dict = {"units_embedded": units, "command_s": round(time.perf_counter() - t0, 1),
                  "stats": json.loads(out.getvalue()),
-                 "command_peak_rss_mb": round(_rss_mb("VmHWM"))}  # before MiniLM is loaded
+                 "command_peak_rss_mb": round(rss_mb("VmHWM"))}  # before MiniLM is loaded
     if units != "triples":
         return {**row, "units": sum(int(v["units"]) for v in row["stats"].values() if isinstance(v, dict))}
     from hublab.pipeline.resources import load_graph
@@ -299,61 +225,9 @@ def step_index(path: str, units: str = "triples") -> dict:
             "minilm_projected_s": round(len(units) / rate)}
 
 
-def _rss_mb(field: str = "VmRSS") -> float:
-    """This process's resident memory (``VmHWM``: its peak so far) in MB."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(f"{field}:"):
-            return int(line.split()[1]) / 1024
-    return math.nan
-
-
-def _ms(xs: list[float]) -> dict[str, float]:
-    xs = sorted(xs)
-    return {"p50_ms": round(statistics.median(xs) * 1000, 2),
-            "p95_ms": round(xs[min(len(xs) - 1, math.ceil(0.95 * len(xs)) - 1)] * 1000, 2)}
-
-
-def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(ROOT / "src"), "HF_HUB_OFFLINE": "1"}
-
-
-def _measured(cmd: list[str], env: dict[str, str] | None = None) -> dict:
-    """``cmd`` run by a fresh measuring process whose only child it is, so that the process's RUSAGE_CHILDREN peak
-    is the command's own: ``{"result": its JSON output, "wall_s", "peak_rss_mb"}``; ``env``: added to its
-    environment."""
-    proc = subprocess.run([sys.executable, __file__, "--measure", json.dumps(cmd)], cwd=ROOT,
-                          env={**_env(), **(env or {})}, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(proc.stderr[-2000:])
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
 def _memory_project() -> Path:
     """A project whose params are the repository's with ``user_graphs.store.mode: memory``: the in-memory path."""
-    import yaml
-
-    root = WORK / "in_memory_project"
-    root.mkdir(parents=True, exist_ok=True)
-    params = yaml.safe_load((ROOT / "params.yaml").read_text())
-    params["user_graphs"]["store"] = {"mode": "memory"}
-    (root / "params.yaml").write_text(yaml.safe_dump(params))
-    return root
-
-
-def _measure(cmd: list[str]) -> None:
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    out, err = proc.communicate()
-    wall = time.perf_counter() - t0
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd[:5])} … exited {proc.returncode}: {err[-1500:]}")
-    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # the one child this process had
-    try:
-        payload = json.loads(out)
-    except json.JSONDecodeError:
-        lines = [ln for ln in out.strip().splitlines() if ln.strip()]
-        payload = json.loads(lines[-1]) if lines else {}
-    print(json.dumps({"result": payload, "wall_s": round(wall, 1), "peak_rss_mb": round(peak_mb)}))
+    return project(WORK / "in_memory_project", store_mode="memory")
 
 
 def _skipped(triples: int, in_memory_max: int, earlier: list[dict]) -> str:
@@ -389,28 +263,39 @@ def one(name: str, size: int, in_memory_max: int, reference_max: int, index_max:
     replica = write_replica(name, size)
     path = str(ROOT / replica["file"])
     row: dict = {"graph": name, "target_triples": size, **replica}
-    ox = _measured([sys.executable, __file__, "--step", "oxigraph", path])
+    ox = measured([sys.executable, __file__, "--step", "oxigraph", path])
     row["oxigraph"] = {**ox["result"], "wall_s": ox["wall_s"], "peak_rss_mb": ox["peak_rss_mb"]}
     print(json.dumps(row), file=sys.stderr, flush=True)
-    load = _measured([sys.executable, __file__, "--step", "load", path])
+    load = measured([sys.executable, __file__, "--step", "load", path])
     row["load"] = {**load["result"], "wall_s": load["wall_s"], "peak_rss_mb": load["peak_rss_mb"]}
     cmd = [sys.executable, "-m", "hublab.cli", "graph", "check", path, "--json"]
     shutil.rmtree(ROOT / ".cache" / "graph-stores", ignore_errors=True)  # cold: the store is built by the command
-    first = _measured(cmd)
+    first = measured(cmd)
     row["check"] = _check_row(first, ox)
-    row["check_again"] = _check_row(_measured(cmd), ox)
+    row["check_again"] = _check_row(measured(cmd), ox)
     print(json.dumps(row), file=sys.stderr, flush=True)
     if replica["triples"] > in_memory_max:
         row["check_in_memory"] = {"skipped": _skipped(row["triples"], in_memory_max, earlier)}
     else:
-        mem = _measured(cmd, {"HUBLAB_ROOT": str(_memory_project())})
+        mem = measured(cmd, {"HUBLAB_ROOT": str(_memory_project())})
         row["check_in_memory"] = {**_check_row(mem, ox), "same_json": mem["result"] == first["result"]}
     print(json.dumps(row), file=sys.stderr, flush=True)
-    bm = _measured([sys.executable, __file__, "--step", "bm25", path, "--name", name,
+    _bm25_steps(row, name, path, reference_max)
+    if replica["triples"] > index_max:
+        row["index"] = {"skipped": _index_skipped(row["triples"], index_max, earlier)}
+    else:
+        ix = measured([sys.executable, __file__, "--step", "index", path], {"HUBLAB_ROOT": str(_project("index"))})
+        row["index"] = {**ix["result"], "wall_s": ix["wall_s"], "peak_rss_mb": ix["peak_rss_mb"]}
+    return row
+
+
+def _bm25_steps(row: dict, name: str, path: str, reference_max: int) -> None:
+    """The ``bm25`` and ``run_bm25`` steps on one file, written to ``row``."""
+    bm = measured([sys.executable, __file__, "--step", "bm25", path, "--name", name,
                     "--reference-max", str(reference_max)])
     row["bm25"] = {**bm["result"], "wall_s": bm["wall_s"], "peak_rss_mb": bm["peak_rss_mb"]}
     print(json.dumps(row), file=sys.stderr, flush=True)
-    run = _measured([sys.executable, "-m", "hublab.cli", "run", "bm25", "--graph", path, "--dataset",
+    run = measured([sys.executable, "-m", "hublab.cli", "run", "bm25", "--graph", path, "--dataset",
                      str(ROOT / GRAPHS[name][2]), "--no-progress", "--no-carbon", "--json"],
                     {"HUBLAB_ROOT": str(_project("run"))})
     res = run["result"]
@@ -418,12 +303,6 @@ def one(name: str, size: int, in_memory_max: int, reference_max: int, index_max:
                        "index_build_s": res["index_build_s"],
                        "metrics": {k: v for k, v in sorted(res["metrics"].items()) if k in _RUN_METRICS}}
     print(json.dumps(row), file=sys.stderr, flush=True)
-    if replica["triples"] > index_max:
-        row["index"] = {"skipped": _index_skipped(row["triples"], index_max, earlier)}
-    else:
-        ix = _measured([sys.executable, __file__, "--step", "index", path], {"HUBLAB_ROOT": str(_project("index"))})
-        row["index"] = {**ix["result"], "wall_s": ix["wall_s"], "peak_rss_mb": ix["peak_rss_mb"]}
-    return row
 
 
 def _index_skipped(triples: int, index_max: int, earlier: list[dict]) -> str:
@@ -441,18 +320,25 @@ def _index_skipped(triples: int, index_max: int, earlier: list[dict]) -> str:
             f"~{ix['minilm_projected_s'] * scale / 3600:.0f} h of MiniLM on these cores")
 
 
-def index_only(units: str, graphs: list[str], sizes: list[int], out: Path) -> None:
-    """The ``index`` step alone, embedding ``units``, on rows already measured in ``out``: written to their
-    ``index_<units>``."""
+def again(step: str, graphs: list[str], sizes: list[int], out: Path, reference_max: int) -> None:
+    """One step measured again on rows already in ``out``, each row written back as soon as it is done: ``bm25``
+    (the ``bm25`` and ``run_bm25`` steps, after a change to BM25) or ``index_<units>`` (the ``index`` step embedding
+    ``units``, written to the row's ``index_<units>``)."""
     result = json.loads(out.read_text())
     for row in result["sizes"]:
-        if row["graph"] in graphs and row["target_triples"] in sizes:
-            path = str(ROOT / write_replica(row["graph"], row["target_triples"])["file"])
-            ix = _measured([sys.executable, __file__, "--step", "index", path, "--index-only", units],
+        if row["graph"] not in graphs or row["target_triples"] not in sizes:
+            continue
+        path = str(ROOT / write_replica(row["graph"], row["target_triples"])["file"])
+        if step == "bm25":  # the store kept first, as the check steps of a whole run leave it
+            measured([sys.executable, "-m", "hublab.cli", "graph", "check", path, "--json"])
+            _bm25_steps(row, row["graph"], path, reference_max)
+        else:
+            units = step.removeprefix("index_")
+            ix = measured([sys.executable, __file__, "--step", "index", path, "--index-only", units],
                            {"HUBLAB_ROOT": str(_project("index"))})
-            row[f"index_{units}"] = {**ix["result"], "wall_s": ix["wall_s"], "peak_rss_mb": ix["peak_rss_mb"]}
-            print(json.dumps(row[f"index_{units}"]), flush=True)
-            out.write_text(json.dumps(result, indent=1) + "\n")
+            row[step] = {**ix["result"], "wall_s": ix["wall_s"], "peak_rss_mb": ix["peak_rss_mb"]}
+        print(json.dumps(row), flush=True)
+        out.write_text(json.dumps(result, indent=1) + "\n")
 
 
 def main() -> None:
@@ -466,14 +352,12 @@ def main() -> None:
                     help="largest file `hublab index` (a vector index of every triple) is run on")
     ap.add_argument("--index-only", choices=INDEX_UNITS, default=None,
                     help="only the index step, embedding these units, on rows already in --json (as index_<units>)")
+    ap.add_argument("--bm25-only", action="store_true",
+                    help="only the bm25 and run_bm25 steps, again, on rows already in --json")
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--step", nargs=2, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--name", default="gv1", help=argparse.SUPPRESS)
-    ap.add_argument("--measure", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if args.measure is not None:
-        _measure(json.loads(args.measure))
-        return
     if args.step is not None:
         what, path = args.step
         res = (step_oxigraph(path) if what == "oxigraph" else step_load(path) if what == "load"
@@ -481,8 +365,9 @@ def main() -> None:
                else step_bm25(args.name, path, args.reference_max))
         print(json.dumps(res))
         return
-    if args.index_only:
-        index_only(args.index_only, args.graphs, args.sizes, args.json)
+    if args.index_only or args.bm25_only:
+        step = "bm25" if args.bm25_only else f"index_{args.index_only}"
+        again(step, args.graphs, args.sizes, args.json, args.reference_max)
         return
     from machine import machine
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import statistics
 import subprocess
 import sys
@@ -30,23 +31,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
+from bench_projects import project  # noqa: E402 - bench/ is put on the path above
+
 WORK = ROOT / ".cache" / "bench_hublink_store"
 HASH_DIM = 384
-
-
-def _project(mode: str) -> Path:
-    """A project folder of the repository's params.yaml with ``user_graphs.store.mode: mode``, its models emptied."""
-    import shutil
-
-    import yaml
-
-    root = WORK / mode
-    shutil.rmtree(root, ignore_errors=True)
-    root.mkdir(parents=True)
-    params = yaml.safe_load((ROOT / "params.yaml").read_text())
-    params["user_graphs"]["store"] = {"mode": mode}
-    (root / "params.yaml").write_text(yaml.safe_dump(params))
-    return root
 
 
 def step(mode: str, graph: str, dataset: str, pipeline: str) -> dict:
@@ -98,10 +86,10 @@ def main() -> None:
 
     modes = {}
     for mode in ("memory", "disk"):
-        _project(mode)
+        project(WORK / mode, store_mode=mode, fresh=True)
         proc = subprocess.run([sys.executable, __file__, "--step", mode, "--graph", args.graph, "--dataset",
                                args.dataset, "--pipeline", args.pipeline], cwd=ROOT, capture_output=True, text=True,
-                              env={**__import__("os").environ, "PYTHONPATH": str(ROOT / "src"), "HF_HUB_OFFLINE": "1"})
+                              env={**os.environ, "PYTHONPATH": str(ROOT / "src"), "HF_HUB_OFFLINE": "1"})
         if proc.returncode != 0:
             raise SystemExit(f"{mode}: {proc.stderr[-2000:]}")
         modes[mode] = json.loads(proc.stdout.strip().splitlines()[-1])
