@@ -63,8 +63,10 @@ if [ "$llm" = 1 ] && ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
   # x86-64: a portable build (AVX2, no AVX-512 or AMX), compiled here (--no-cache-dir: pip's wheel cache is keyed by
   # the source, not by these flags or the CPU it was built on). A machine may advertise instructions its hypervisor
   # traps: a native build on a VM advertising AMX died with SIGILL in libggml-cpu on the first longer prompt.
+  # Without the multimodal library (LLAVA_BUILD=OFF: libmtmd, loaded only by llama-cpp-python's vision chat
+  # handlers, which HubLab does not use): less to compile on CI's critical path.
   portable=""
-  [ "$(uname -m)" = x86_64 ] && portable="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
+  [ "$(uname -m)" = x86_64 ] && portable="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
   CMAKE_ARGS="${CMAKE_ARGS:-$portable}" CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \
     "${VPIP[@]}" wheel --no-cache-dir --no-deps -w .venv/wheels "llama-cpp-python==$LLAMA_PIN" \
     > .venv/llama-build.log 2>&1 &
