@@ -12,7 +12,14 @@ from hublab.graph.rdf import RdfKnowledgeGraph
 from hublab.graph.store import open_store
 from hublab.retrievers.components import units as units_mod
 from hublab.retrievers.components.lexical_index import BM25Index
-from hublab.retrievers.components.units import StoredTripleUnits, graph_triple_units, triple_units
+from hublab.retrievers.components.units import (
+    StoredNodeUnits,
+    StoredTripleUnits,
+    graph_node_units,
+    graph_triple_units,
+    node_units,
+    triple_units,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -65,3 +72,22 @@ def test_triples_at_reads_ranges_and_scattered_positions_as_walking_does(gv3_fil
         st.triples_at([n])
     with pytest.raises(IndexError):
         KnowledgeGraph.triples_at(st, [n])
+
+
+@pytest.mark.parametrize("add_rel,context", [(True, "none"), (False, "paper")])
+def test_a_stored_node_corpus_is_the_in_memory_node_corpus(gv3_files, add_rel: bool, context: str):
+    """Node documents over a graph kept on disk are written when read (``StoredNodeUnits``, only node ids held):
+    the in-memory graph's documents, in its order, by index, slice and iteration; BM25 ranks them the same."""
+    mem, st = gv3_files
+    types = ["Paper"] if context == "paper" else None
+    expected = node_units(mem, types=types, add_rel=add_rel, context=context)
+    stored = graph_node_units(st, types=types, add_rel=add_rel, context=context)
+    assert isinstance(stored, StoredNodeUnits) and isinstance(graph_node_units(mem), list)
+    assert len(stored) == len(expected) > (100 if types else 1000)
+    assert list(stored) == expected
+    assert stored[3:700:11] == expected[3:700:11] and stored[-1] == expected[-1]
+    with pytest.raises(IndexError):
+        stored[len(expected)]
+    query = "which research problems does the paper address"
+    assert [(u.key, s) for u, s in BM25Index(stored).search(query, 30)] == \
+           [(u.key, s) for u, s in BM25Index(expected).search(query, 30)]

@@ -141,3 +141,22 @@ def test_a_current_copy_answers_without_starting_the_lite_engine_and_an_older_co
     assert older.has_collection("c") and older._client_obj is not None and _search(older, vecs[:1]) == first
     older.close()
     assert mirror_cache.load(project / ".cache" / "mirrors", path, "c")[3] == "COSINE"
+
+
+def test_past_the_seed_bound_a_build_keeps_no_copy_and_its_first_search_reads_the_rows_back(project, monkeypatch):
+    """A collection written in this process seeds its mirror from the rows inserted, up to ``SEED_MAX_ROWS``: past
+    that the copy is dropped (a build's memory does not grow with the corpus), and the first search reads the rows
+    back through gRPC, with the results the seeded mirror gives."""
+    import hublab.vectorstore.milvus as milvus
+
+    seeded, vecs = _filled(project / "models" / "a__m" / "index.db")
+    assert sum(map(len, seeded._seed["c"][0])) == N
+    expected = _search(seeded, vecs[:1])
+    seeded.close()
+    monkeypatch.setattr(milvus, "SEED_MAX_ROWS", N - 1)
+    bounded, _ = _filled(project / "models" / "b__m" / "index.db")
+    assert "c" not in bounded._seed
+    read = []
+    monkeypatch.setattr(bounded, "_read_rows", lambda name, real=bounded._read_rows: read.append(name) or real(name))
+    assert _search(bounded, vecs[:1]) == expected and read == ["c"]
+    bounded.close()

@@ -36,6 +36,10 @@ from hublab.vectorstore.milvus_native import native_search
 #: Searches a caller may overlap on a server (``concurrent_searches``): HubLink's per-hub searches of one question
 #: (10 hubs by default) at once. Measured at GV3 ×1 on a 2.3.5 standalone on this 2-core machine: docs/scale.md.
 SERVER_SEARCH_THREADS = 8
+#: Rows of a collection this process writes that it keeps to seed the exact mirror (``MilvusVectorStore._seed``):
+#: past this many the copy is dropped, so a build's memory stops growing with the corpus, and a first search reads
+#: the rows back instead. 300,000 covers GV3 ×10's HubLink index (262,600 vectors); about 0.6 GB of 384-d rows.
+SEED_MAX_ROWS = 300_000
 
 
 class MilvusVectorStore(VectorStore):
@@ -217,8 +221,8 @@ class MilvusVectorStore(VectorStore):
             seed = self._seed.get(name)
             if seed is not None:
                 ids = list((done or {}).get("ids") or [])
-                if len(ids) != len(data):  # cannot tell which id is which row: read the rows back instead
-                    self._seed.pop(name)
+                if len(ids) != len(data) or sum(map(len, seed[0])) + len(ids) > SEED_MAX_ROWS:
+                    self._seed.pop(name)  # which id is which row is unknown, or the copy is too large: read back
                 else:
                     seed[0].append(np.asarray(ids, dtype=np.int64))
                     seed[1].append(np.asarray(vectors[i : i + batch], dtype=np.float32))

@@ -20,7 +20,7 @@ from hublab.retrievers.base import Resources, RetrievalResult, Retriever
 from hublab.retrievers.components.question_text import content_tokens
 from hublab.retrievers.components.results import assemble
 from hublab.retrievers.components.unit_text import DEFAULT_CONTEXT, DEFAULT_TRIPLE_TEXT, UnitTextParams
-from hublab.retrievers.components.units import Unit, answer_types, graph_triple_units, node_units
+from hublab.retrievers.components.units import Unit, answer_types, graph_node_units, graph_triple_units
 
 tokenize = content_tokens
 
@@ -33,7 +33,7 @@ def resolve_units(resources: Resources, kind: str, *, add_rel: bool, types: list
     if kind == "auto":
         kind = "nodes" if g.answers_with_nodes else "triples"
     if kind == "nodes":
-        return node_units(g, types=types, add_rel=add_rel, context=context)
+        return graph_node_units(g, types=types, add_rel=add_rel, context=context)
     return graph_triple_units(g, triple_text=triple_text, context=context)
 
 

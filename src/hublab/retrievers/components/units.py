@@ -87,24 +87,17 @@ def graph_triple_units(graph: KnowledgeGraph, *, triple_text: str = DEFAULT_TRIP
 _PAGE = 4096
 
 
-class StoredTripleUnits(Sequence[Unit]):
-    """:func:`triple_units` of a ``random_access`` graph, equal unit for unit, holding only each unit's triple
-    position: one pass finds the first occurrence of each triple string (by a 64-bit hash; strings whose hashes
-    meet are compared whole), and a unit is made from its triple when read. Iteration and slices read pages of
-    consecutive triples."""
+class _UnitsMadeWhenRead(Sequence[Unit]):
+    """A corpus that holds one key a unit (``keys``: triple positions, node ids) and makes units when they are read;
+    iteration and slices make a page of :data:`_PAGE` at a time."""
 
-    def __init__(self, graph: KnowledgeGraph, *, triple_text: str = DEFAULT_TRIPLE_TEXT,
-                 context: str = DEFAULT_CONTEXT) -> None:
-        self.graph, self.triple_text, self.context = graph, triple_text, context
-        self._papers = PaperOf(graph) if context != "none" else None
-        self.positions = _first_occurrences(graph)
+    keys: Sequence[Any]
+
+    def _units(self, keys: Sequence[Any]) -> list[Unit]:
+        raise NotImplementedError
 
     def __len__(self) -> int:
-        return len(self.positions)
-
-    def _units(self, positions: np.ndarray) -> list[Unit]:
-        triples = self.graph.triples_at(positions.tolist())
-        return [Unit(t.render(), unit_text(t, self.triple_text, self.context, self._papers), t) for t in triples]
+        return len(self.keys)
 
     @overload
     def __getitem__(self, i: int) -> Unit: ...
@@ -114,12 +107,29 @@ class StoredTripleUnits(Sequence[Unit]):
 
     def __getitem__(self, i: int | slice) -> Unit | list[Unit]:
         if isinstance(i, slice):
-            return self._units(self.positions[i])
-        return self._units(self.positions[[range(len(self))[i]]])[0]
+            return self._units(self.keys[i])
+        j = range(len(self))[i]  # IndexError past either end
+        return self._units(self.keys[j : j + 1])[0]
 
     def __iter__(self) -> Iterator[Unit]:
         for start in range(0, len(self), _PAGE):
-            yield from self._units(self.positions[start : start + _PAGE])
+            yield from self._units(self.keys[start : start + _PAGE])
+
+
+class StoredTripleUnits(_UnitsMadeWhenRead):
+    """:func:`triple_units` of a ``random_access`` graph, equal unit for unit, holding only each unit's triple
+    position: one pass finds the first occurrence of each triple string (by a 64-bit hash; strings whose hashes
+    meet are compared whole), and a unit is made from its triple when read."""
+
+    def __init__(self, graph: KnowledgeGraph, *, triple_text: str = DEFAULT_TRIPLE_TEXT,
+                 context: str = DEFAULT_CONTEXT) -> None:
+        self.graph, self.triple_text, self.context = graph, triple_text, context
+        self._papers = PaperOf(graph) if context != "none" else None
+        self.keys = self.positions = _first_occurrences(graph)
+
+    def _units(self, keys: Sequence[Any]) -> list[Unit]:
+        triples = self.graph.triples_at(np.asarray(keys).tolist())
+        return [Unit(t.render(), unit_text(t, self.triple_text, self.context, self._papers), t) for t in triples]
 
 
 def _first_occurrences(graph: KnowledgeGraph) -> np.ndarray:
@@ -245,6 +255,29 @@ def node_document(graph: KnowledgeGraph, ent: Knowledge, *, add_rel: bool = True
     return text + ("\nrelations: " + "; ".join(rels) if rels else "")
 
 
+def _node_pool(graph: KnowledgeGraph, types: list[str] | None, skip_literals: bool) -> Iterator[Knowledge]:
+    """The candidate nodes in corpus order: those of ``types`` (each node once, at its first type), else every node;
+    literals left out unless the graph answers with nodes."""
+    if types:
+        ents: dict[str, Knowledge] = {}
+        for ty in types:
+            for e in graph.entities_by_type(ty):
+                ents.setdefault(e.uid, e)
+        pool: Iterable[Knowledge] = ents.values()
+    else:
+        pool = graph.entities()
+    for e in pool:
+        if not (skip_literals and e.is_literal and not graph.answers_with_nodes):
+            yield e
+
+
+def _node_unit(graph: KnowledgeGraph, e: Knowledge, add_rel: bool, context: str, papers: PaperOf | None) -> Unit:
+    text = node_document(graph, e, add_rel=add_rel)
+    if papers is not None:
+        text = with_context(text, context, papers.node(e.uid))
+    return Unit(e.uid, text, node_id=e.uid, meta={"label": e.text})
+
+
 def node_units(
     graph: KnowledgeGraph,
     *,
@@ -256,23 +289,37 @@ def node_units(
     """One unit per candidate node (optionally restricted to node types, STaRK's candidate set); ``context:
     paper`` appends the title of the paper the node belongs to."""
     papers = PaperOf(graph) if context != "none" else None
-    if types:
-        ents: dict[str, Knowledge] = {}
-        for ty in types:
-            for e in graph.entities_by_type(ty):
-                ents.setdefault(e.uid, e)
-        pool: Iterable[Knowledge] = ents.values()
-    else:
-        pool = graph.entities()
-    out: list[Unit] = []
-    for e in pool:
-        if skip_literals and e.is_literal and not graph.answers_with_nodes:
-            continue
-        text = node_document(graph, e, add_rel=add_rel)
-        if papers is not None:
-            text = with_context(text, context, papers.node(e.uid))
-        out.append(Unit(e.uid, text, node_id=e.uid, meta={"label": e.text}))
-    return out
+    return [_node_unit(graph, e, add_rel, context, papers) for e in _node_pool(graph, types, skip_literals)]
+
+
+def graph_node_units(graph: KnowledgeGraph, *, types: list[str] | None = None, add_rel: bool = True,
+                     context: str = DEFAULT_CONTEXT) -> Sequence[Unit]:
+    """The graph's node corpus (:func:`node_units`): a list, or, on a graph kept on disk (``random_access``),
+    :class:`StoredNodeUnits`, the same units made when read, so that a million node documents are not held as
+    text while they are embedded."""
+    if graph.random_access:
+        return StoredNodeUnits(graph, types=types, add_rel=add_rel, context=context)
+    return node_units(graph, types=types, add_rel=add_rel, context=context)
+
+
+class StoredNodeUnits(_UnitsMadeWhenRead):
+    """:func:`node_units` of a ``random_access`` graph, equal unit for unit, holding only each unit's node id: a
+    unit's document is written from the graph when the unit is read."""
+
+    def __init__(self, graph: KnowledgeGraph, *, types: list[str] | None = None, add_rel: bool = True,
+                 context: str = DEFAULT_CONTEXT) -> None:
+        self.graph, self.add_rel, self.context = graph, add_rel, context
+        self._papers = PaperOf(graph) if context != "none" else None
+        self.keys = [e.uid for e in _node_pool(graph, types, skip_literals=True)]
+
+    def _units(self, keys: Sequence[Any]) -> list[Unit]:
+        out = []
+        for uid in keys:
+            e = self.graph.entity(uid)
+            if e is None:  # the store changed under the corpus: never a unit made up
+                raise LookupError(f"node {uid} is no longer in graph {self.graph.name}")
+            out.append(_node_unit(self.graph, e, self.add_rel, self.context, self._papers))
+        return out
 
 
 def node_result_contexts(

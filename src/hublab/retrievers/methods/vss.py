@@ -19,7 +19,7 @@ from hublab.retrievers.base import Resources, RetrievalResult, Retriever
 from hublab.retrievers.components.dense_index import DenseIndex, DistanceMetric
 from hublab.retrievers.components.results import assemble, empty
 from hublab.retrievers.components.unit_text import DEFAULT_TRIPLE_TEXT, UnitTextParams, collection_prefix
-from hublab.retrievers.components.units import Unit, answer_types, graph_triple_units, node_units
+from hublab.retrievers.components.units import Unit, answer_types, graph_node_units, graph_triple_units
 
 
 @dataclass(frozen=True)
@@ -58,10 +58,10 @@ class VSSRetriever(Retriever):
     def _units(self) -> dict[str, Sequence[Unit]]:
         c = self.config
         out: dict[str, Sequence[Unit]] = {}
+        g = self.resources.graph
         if c.units in ("nodes", "both"):
-            out["nodes"] = node_units(self.resources.graph, types=self.types, add_rel=c.add_rel, context=c.context)
+            out["nodes"] = graph_node_units(g, types=self.types, add_rel=c.add_rel, context=c.context)
         if c.units in ("triples", "both"):
-            g = self.resources.graph
             out["triples"] = graph_triple_units(g, triple_text=c.triple_text, context=c.context)
         return out
 
