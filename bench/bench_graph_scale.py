@@ -35,12 +35,10 @@ Per graph and size, each step in a process of its own (peak resident memory is t
 * ``index``: ``hublab index --pipeline vss_triples.yaml --graph FILE`` (``vss`` embedding every triple, Milvus
   Lite) as the command runs, with the hashing embedder in MiniLM's place: seconds, vectors, peak RSS; then MiniLM's
   rate on 1,024 of the same units, from which its build is projected. Skipped above ``--index-max`` triples (a
-  vector per triple: the Lite engine's memory grows ~4.5 KB a vector), with what it would take projected.
+  vector per triple: the Lite engine's memory grows ~3–5 KB a vector), with what it would take projected.
 
-``--bm25-only`` and ``--index-only`` measure those steps again on the rows already in ``--json`` (after a change to
-the code they time), keeping the rest. Writes the JSON (``--json``) that ``scripts/benchmarks_md.py`` turns into
-docs/benchmarks.md.
-"""
+``--bm25-only`` and ``--index-only`` measure those steps again on the rows in ``--json`` (after a change to the code
+they time), keeping the rest. Writes the JSON (``--json``) that ``scripts/benchmarks_md.py`` turns into its page."""
 
 from __future__ import annotations
 
@@ -169,13 +167,13 @@ INDEX_UNITS = ("triples", "nodes")
 def _project(kind: str) -> Path:
     """A project folder of the repository's ``params.yaml`` for the ``index`` and ``run`` steps (their index, MLflow
     runs and outputs stay out of the repository), sharing the repository's kept graph stores: the store ``graph
-    check`` built is reused, as a user's second command reuses it. ``index`` also gets ``vss_triples.yaml`` and
+    check`` built is reused, as a user's second command reuses it. ``index*`` also gets ``vss_triples.yaml`` and
     ``vss_nodes.yaml``: the ``vss`` pipeline embedding every triple (the corpus a graph kept on disk holds as
     positions), or every node's document (the pipeline's default)."""
     import yaml
 
     root = project(WORK / f"{kind}_project", share_stores=True)
-    if kind == "index":
+    if kind.startswith("index"):
         for units in INDEX_UNITS:
             cfg = yaml.safe_load((ROOT / "pipelines" / "vss.yaml").read_text())
             cfg["name"], cfg["retriever"]["params"]["units"] = f"vss_{units}", units
@@ -320,10 +318,10 @@ def _index_skipped(triples: int, index_max: int, earlier: list[dict]) -> str:
             f"~{ix['minilm_projected_s'] * scale / 3600:.0f} h of MiniLM on these cores")
 
 
-def again(step: str, graphs: list[str], sizes: list[int], out: Path, reference_max: int) -> None:
+def again(step: str, graphs: list[str], sizes: list[int], out: Path, reference_max: int, index_max: int) -> None:
     """One step measured again on rows already in ``out``, each row written back as soon as it is done: ``bm25``
     (the ``bm25`` and ``run_bm25`` steps, after a change to BM25) or ``index_<units>`` (the ``index`` step embedding
-    ``units``, written to the row's ``index_<units>``)."""
+    ``units``, written to the row's ``index_nodes``, or to its ``index`` for triples, as a whole run writes it)."""
     result = json.loads(out.read_text())
     for row in result["sizes"]:
         if row["graph"] not in graphs or row["target_triples"] not in sizes:
@@ -336,7 +334,12 @@ def again(step: str, graphs: list[str], sizes: list[int], out: Path, reference_m
             units = step.removeprefix("index_")
             ix = measured([sys.executable, __file__, "--step", "index", path, "--index-only", units],
                            {"HUBLAB_ROOT": str(_project("index"))})
-            row[step] = {**ix["result"], "wall_s": ix["wall_s"], "peak_rss_mb": ix["peak_rss_mb"]}
+            key = "index" if units == "triples" else step  # the whole run's ``index`` step embeds triples
+            row[key] = {**ix["result"], "wall_s": ix["wall_s"], "peak_rss_mb": ix["peak_rss_mb"]}
+        same = [r for r in result["sizes"] if r["graph"] == row["graph"]]
+        for big in (same if step == "index_triples" else []):  # projections follow the rows measured again
+            if "skipped" in big.get("index", {}):
+                big["index"]["skipped"] = _index_skipped(big["triples"], index_max, same)
         print(json.dumps(row), flush=True)
         out.write_text(json.dumps(result, indent=1) + "\n")
 
@@ -351,7 +354,8 @@ def main() -> None:
     ap.add_argument("--index-max", type=int, default=2_000_000,
                     help="largest file `hublab index` (a vector index of every triple) is run on")
     ap.add_argument("--index-only", choices=INDEX_UNITS, default=None,
-                    help="only the index step, embedding these units, on rows already in --json (as index_<units>)")
+                    help="only the index step, embedding these units, on rows already in --json (written as "
+                         "index_nodes, or as index for triples)")
     ap.add_argument("--bm25-only", action="store_true",
                     help="only the bm25 and run_bm25 steps, again, on rows already in --json")
     ap.add_argument("--json", type=Path, default=None)
@@ -367,7 +371,7 @@ def main() -> None:
         return
     if args.index_only or args.bm25_only:
         step = "bm25" if args.bm25_only else f"index_{args.index_only}"
-        again(step, args.graphs, args.sizes, args.json, args.reference_max)
+        again(step, args.graphs, args.sizes, args.json, args.reference_max, args.index_max)
         return
     from machine import machine
 

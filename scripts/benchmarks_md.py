@@ -206,7 +206,7 @@ def _graph_scale_commands(d: dict) -> list[str]:
                      "degraded"], rows)
     rows = []
     for r in d["sizes"]:
-        for key, what in (("index", "triples"), ("index_nodes", "nodes")):
+        for key, what in (("index", "triples"), ("index_nodes", "nodes"), ("index_nodes_server", "nodes, server")):
             ix = r.get(key)
             if ix is None:
                 continue
@@ -215,15 +215,19 @@ def _graph_scale_commands(d: dict) -> list[str]:
                              "not run: " + ix["skipped"]])
                 continue
             minilm = ix.get("minilm_projected_s")
+            note = (f"server: {ix['server_peak_rss_mb'] / 1024:.1f} GB peak RSS, {ix['server_data_mb'] / 1024:.1f} GB "
+                    "data" if "server_peak_rss_mb" in ix else f"{minilm / 60:.0f} min (projected)" if minilm else None)
             rows.append([r["graph"], f"{r['triples']:,}", what, f"{ix['units']:,}", ix["command_s"],
-                         ix["command_peak_rss_mb"], ix.get("minilm_units_per_s"),
-                         f"{minilm / 60:.0f} min (projected)" if minilm else None])
+                         ix["command_peak_rss_mb"], ix.get("minilm_units_per_s"), note])
     lines += ["", "`hublab index --pipeline vss_<units>.yaml --graph FILE` (VSS over every triple, or over the "
               "candidate nodes' documents as `pipelines/vss.yaml` does, Milvus Lite) as the command runs, on the "
               "store `graph check` kept (a file of 64 MB or more), with the hashing embedder in MiniLM's place; "
-              "MiniLM's rate measured on 1,024 of the same triple units and its build time projected from it:", ""]
+              "MiniLM's rate measured on 1,024 of the same triple units and its build time projected from it. "
+              "*nodes, server*: the same command with `vector_store.uri` a Milvus 2.3.5 standalone server on "
+              "127.0.0.1 (`bench/bench_index_server.py`), whose process tree's peak RSS and data folder are given "
+              "beside it:", ""]
     lines += _table(["graph", "triples", "units embedded", "vectors", "command (s)", "its peak RSS (MB)",
-                     "MiniLM units/s", "MiniLM build"], rows)
+                     "MiniLM units/s", "MiniLM build, or the server"], rows)
     return lines
 
 
