@@ -30,17 +30,22 @@ def test_store_by_uri_uses_native_search_with_filters(milvus_standalone, milvus_
     store.drop_collection("t_native")
 
 
+def _six_papers(gv3):
+    """GV3's first six papers' hub paths as a graph of their own, and the papers' ids."""
+    from hublab.graph.rdf import RdfKnowledgeGraph
+    from hublab.retrievers.methods.hublink.hubs import HubDetector, all_hub_roots, hub_paths
+
+    det = HubDetector(gv3, ["Paper"])
+    papers = all_hub_roots(gv3, det, ["R659055"])[:6]
+    triples = {t.render(): t for p in papers for hp in hub_paths(gv3, det, p) for t in hp.triples}
+    return RdfKnowledgeGraph.from_triples(list(triples.values()), name="gv3_six"), papers
+
+
 @pytest.mark.parametrize("method", ["hublink", "difar"])
 def test_retriever_on_server_matches_lite_file(milvus_standalone, milvus_token, tmp_path, gv3_orkg_graph, method,
                                                minilm):
     """The same method on the same graph: Milvus standalone server (native search) vs. Lite file (exact mirror)."""
-    from hublab.graph.rdf import RdfKnowledgeGraph
-    from hublab.retrievers.methods.hublink.hubs import HubDetector, all_hub_roots, hub_paths
-
-    det = HubDetector(gv3_orkg_graph, ["Paper"])
-    papers = all_hub_roots(gv3_orkg_graph, det, ["R659055"])[:6]
-    triples = {t.render(): t for p in papers for hp in hub_paths(gv3_orkg_graph, det, p) for t in hp.triples}
-    graph = RdfKnowledgeGraph.from_triples(list(triples.values()), name="gv3_six")
+    graph, papers = _six_papers(gv3_orkg_graph)
     embedder = minilm
     title = graph.entity(papers[2]).text
     question = f"In which venue has the paper with the title '{title}' been published?"
@@ -213,3 +218,34 @@ def test_searches_pinned_to_a_key_value_are_exact_from_its_rows(milvus_standalon
     top = server.search("t_keyed", q[1:2], 1, filter='hub_root == "H1"')[0]
     assert [h.fields["i"] for h in top] == [-1]
     server.drop_collection("t_keyed")
+
+
+@pytest.mark.parametrize("method", ["hublink", "difar"])
+def test_a_build_on_a_server_flushes_once_at_its_end(milvus_standalone, milvus_token, tmp_path, gv3_orkg_graph,
+                                                     hashing, method, monkeypatch):
+    """A server seals and indexes a segment per flush (a flush per 1,024 rows made a build 18x slower): a build of
+    several inserts flushes its collection once, at its end, and its rows are all there before and after."""
+    from hublab.retrievers.components import dense_index
+
+    monkeypatch.setenv("HUBLAB_INDEX_BATCH_HUBS", "2")  # HubLink: several batches, one insert each
+    monkeypatch.setattr(dense_index, "_BATCH", 16)  # DiFaR: several inserts
+    graph, _papers = _six_papers(gv3_orkg_graph)
+    store = build_vector_store({"uri": milvus_standalone.uri, "token_env": milvus_token}, tmp_path / "unused.db")
+    flushed: list[str] = []
+    real_flush = store.client.flush
+    monkeypatch.setattr(store.client, "flush", lambda name, **kw: (flushed.append(name), real_flush(name, **kw))[1])
+    inserts: list[int] = []
+    real_insert = store.insert
+    monkeypatch.setattr(store, "insert", lambda name, v, rows: (inserts.append(len(rows)), real_insert(name, v, rows)))
+    res = Resources(graph=graph, embedder=hashing, vector_store=store, index_name=f"flush_{method}",
+                    cache_dir=str(tmp_path), index_dir=str(tmp_path), root_entity_ids=["R659055"])
+    r = build_retriever(method, res, {})
+    r.index(progress=False)
+    coll = r.hub_index.collection if method == "hublink" else r._dense().collection
+    assert len(inserts) >= 3, inserts
+    assert flushed == [coll]
+    assert store.count(coll) == sum(inserts)
+    assert r.retrieve("Which venue published the paper?").context_strings
+    store.close()  # nothing left to flush
+    assert flushed == [coll]
+    store.drop_collection(coll)

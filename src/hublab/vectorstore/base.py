@@ -70,6 +70,12 @@ class VectorStore(ABC):
     def insert(self, name: str, vectors: np.ndarray, rows: list[dict[str, Any]]) -> None:
         """Insert vectors with metadata rows; ids are assigned by the store."""
 
+    def flush(self, name: str) -> None:  # noqa: B027 - optional hook, most stores write through
+        """Make what was inserted into or deleted from ``name`` final for every reader, other processes included. A
+        build calls it once at its end: a store may defer that work past each ``insert`` (a Milvus server seals and
+        indexes a segment per flush). Default: nothing (the store's writes are final at once)."""
+        return None
+
     @abstractmethod
     def search(
         self,

@@ -1,7 +1,8 @@
 """Milvus vector store through pymilvus ``MilvusClient``: a Milvus Lite ``.db`` file by default, or a
 Milvus server/cluster by URI — the same code path for both.
 
-Milvus Lite gotchas handled here: ``flush()`` after inserts (searches before it are ~6x slower),
+Milvus Lite gotchas handled here: ``flush()`` after inserts (searches before it are ~6x slower; a full server
+flushes once at the end of a build instead),
 ``load_collection()`` before the first search in a process, and one process per ``.db`` file.
 """
 
@@ -91,6 +92,7 @@ class MilvusVectorStore(VectorStore):
         self._seed: dict[str, tuple[list[np.ndarray], list[np.ndarray], list[dict[str, Any]]]] = {}
         self._save_on_close: dict[str, Any] = {}  # exact.Mirror of collections this process wrote (mirror_cache)
         self._too_big: dict[str, bool] = {}  # collection → above exact_max_vectors (decided once per content)
+        self._unflushed: set[str] = set()  # a full server's collections written since their last flush
         #: a full server: searches pinned to one key value answered exactly from that value's rows
         self._keyed = None if self.lite else KeyedRows(self)
         #: where a Lite file's mirrors are kept between processes (:mod:`hublab.vectorstore.mirror_cache`)
@@ -185,6 +187,7 @@ class MilvusVectorStore(VectorStore):
             self._server_call(self.client.drop_collection, name, timeout=self.timeout,
                               doing=f"dropping collection {name}")
         self._loaded.discard(name)
+        self._unflushed.discard(name)
         self._changed(name)
         self._seed.pop(name, None)
         if self.mirror_cache_dir is not None:
@@ -227,8 +230,25 @@ class MilvusVectorStore(VectorStore):
                     seed[0].append(np.asarray(ids, dtype=np.int64))
                     seed[1].append(np.asarray(vectors[i : i + batch], dtype=np.float32))
                     seed[2].extend({"id": int(pk), **r} for pk, r in zip(ids, rows[i : i + batch], strict=True))
-        self._server_call(self.client.flush, name, timeout=self.timeout, doing=f"flushing {name}")
+        self._written(name)
+
+    def _written(self, name: str) -> None:
+        """After an insert or delete: a Lite engine flushes at once (its searches before a flush are ~6x slower, and
+        its files are DVC outputs whose bytes depend on when segments are sealed). A full server defers the flush to
+        :meth:`flush`: the write is durable once acknowledged (the server's log), Session reads see it, and each
+        flush seals a segment the server then indexes, which made a build flushing per 1,024 rows 18x slower than one
+        flush at its end (docs/scale.md)."""
+        if self.lite:
+            self._server_call(self.client.flush, name, timeout=self.timeout, doing=f"flushing {name}")
+        else:
+            self._unflushed.add(name)
         self._changed(name)
+
+    def flush(self, name: str) -> None:
+        """Seal what was written to ``name`` since the last flush (a full server; a Lite engine flushed already)."""
+        if name in self._unflushed:
+            self._server_call(self.client.flush, name, timeout=self.timeout, doing=f"flushing {name}")
+            self._unflushed.discard(name)
 
     def _ensure_loaded(self, name: str) -> None:
         if name not in self._loaded:
@@ -320,8 +340,7 @@ class MilvusVectorStore(VectorStore):
     def delete(self, name, *, filter) -> None:
         self._server_call(self.client.delete, name, filter=filter, timeout=self.timeout,
                           doing=f"deleting from {name}")
-        self._server_call(self.client.flush, name, timeout=self.timeout, doing=f"flushing {name}")
-        self._changed(name)
+        self._written(name)
         self._seed.pop(name, None)  # the inserted rows are no longer the collection's
 
     def count(self, name: str) -> int:
@@ -336,8 +355,10 @@ class MilvusVectorStore(VectorStore):
         """For a Milvus Lite file: stop this process's embedded server for it, which waits for the engine's
         background work (segment compaction, index sidecars), so the files on disk are final (what DVC hashes).
         Ends every use of the file in this process; a later store for it starts the server again. A server store:
-        nothing to do (the client is shared per URI and token)."""
+        what this process wrote and did not flush yet is flushed (the client is shared per URI and token)."""
         if not self.local_file:
+            for name in sorted(self._unflushed):
+                self.flush(name)
             return
         release_client(self.uri)
         if "milvus_lite" in sys.modules:  # else no engine was started in this process

@@ -133,6 +133,7 @@ class DenseIndex:
                 ]
                 self.store.insert(self.collection, vecs, rows)
                 advance(len(chunk))
+        self.store.flush(self.collection)  # once: a server seals and indexes a segment per flush
         self._ready = True
         return {"collection": self.collection, "units": len(self.units), "skipped": False}
 

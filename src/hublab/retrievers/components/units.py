@@ -125,7 +125,7 @@ class StoredTripleUnits(_UnitsMadeWhenRead):
                  context: str = DEFAULT_CONTEXT) -> None:
         self.graph, self.triple_text, self.context = graph, triple_text, context
         self._papers = PaperOf(graph) if context != "none" else None
-        self.keys = self.positions = _first_occurrences(graph)
+        self.keys = _first_occurrences(graph)
 
     def _units(self, keys: Sequence[Any]) -> list[Unit]:
         triples = self.graph.triples_at(np.asarray(keys).tolist())

@@ -123,6 +123,7 @@ class MindMapRetriever(ReasoningRetriever):
                 store.ensure_collection(self.collection, int(idx.matrix.shape[1]))
                 rows = [{"label": lab, "uids": ",".join(idx.uids[lab])} for lab in idx.labels]
                 store.insert(self.collection, idx.matrix, rows)
+                store.flush(self.collection)
             stats["collection"] = self.collection
             stats["stored"] = store.count(self.collection)
         return stats

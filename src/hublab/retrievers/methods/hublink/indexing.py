@@ -274,6 +274,8 @@ class HubIndex:
                 unsettled -= set(batch)
                 self._save_manifest(hubs, unsettled)
                 advance(len(batch), llm_calls=sum(llm_todo.get(r, 0) for r in batch))
+        if changed or removed:  # once per build: a server seals and indexes a segment per flush
+            self.store.flush(self.collection)
         if unsettled or self._read_manifest() != self._state(hubs, unsettled, True):  # the one save that marks it
             self._save_manifest(hubs, unsettled, complete=not unsettled)  # built (skipped if it is)
         self._paths = None
