@@ -55,7 +55,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 from bench_projects import project  # noqa: E402 - bench/ is put on the path above
 from graph_replicas import GRAPHS, WORK, write_replica  # noqa: E402
-from measured import measured, ms, rss_mb  # noqa: E402
+from measured import flattened, measured, ms, rss_mb  # noqa: E402
 
 K = 20
 
@@ -164,7 +164,7 @@ HASH_DIM, MINILM_SAMPLE = 384, 1024
 INDEX_UNITS = ("triples", "nodes")
 
 
-def _project(kind: str) -> Path:
+def bench_project(kind: str) -> Path:
     """A project folder of the repository's ``params.yaml`` for the ``index`` and ``run`` steps (their index, MLflow
     runs and outputs stay out of the repository), sharing the repository's kept graph stores: the store ``graph
     check`` built is reused, as a user's second command reuses it. ``index*`` also gets ``vss_triples.yaml`` and
@@ -261,11 +261,10 @@ def one(name: str, size: int, in_memory_max: int, reference_max: int, index_max:
     replica = write_replica(name, size)
     path = str(ROOT / replica["file"])
     row: dict = {"graph": name, "target_triples": size, **replica}
-    ox = measured([sys.executable, __file__, "--step", "oxigraph", path])
-    row["oxigraph"] = {**ox["result"], "wall_s": ox["wall_s"], "peak_rss_mb": ox["peak_rss_mb"]}
+    row["oxigraph"] = flattened(ox := measured([sys.executable, __file__, "--step", "oxigraph", path]))
     print(json.dumps(row), file=sys.stderr, flush=True)
     load = measured([sys.executable, __file__, "--step", "load", path])
-    row["load"] = {**load["result"], "wall_s": load["wall_s"], "peak_rss_mb": load["peak_rss_mb"]}
+    row["load"] = flattened(load)
     cmd = [sys.executable, "-m", "hublab.cli", "graph", "check", path, "--json"]
     shutil.rmtree(ROOT / ".cache" / "graph-stores", ignore_errors=True)  # cold: the store is built by the command
     first = measured(cmd)
@@ -282,20 +281,21 @@ def one(name: str, size: int, in_memory_max: int, reference_max: int, index_max:
     if replica["triples"] > index_max:
         row["index"] = {"skipped": _index_skipped(row["triples"], index_max, earlier)}
     else:
-        ix = measured([sys.executable, __file__, "--step", "index", path], {"HUBLAB_ROOT": str(_project("index"))})
-        row["index"] = {**ix["result"], "wall_s": ix["wall_s"], "peak_rss_mb": ix["peak_rss_mb"]}
+        ix = measured([sys.executable, __file__, "--step", "index", path],
+                      {"HUBLAB_ROOT": str(bench_project("index"))})
+        row["index"] = flattened(ix)
     return row
 
 
 def _bm25_steps(row: dict, name: str, path: str, reference_max: int) -> None:
     """The ``bm25`` and ``run_bm25`` steps on one file, written to ``row``."""
     bm = measured([sys.executable, __file__, "--step", "bm25", path, "--name", name,
-                    "--reference-max", str(reference_max)])
-    row["bm25"] = {**bm["result"], "wall_s": bm["wall_s"], "peak_rss_mb": bm["peak_rss_mb"]}
+                   "--reference-max", str(reference_max)])
+    row["bm25"] = flattened(bm)
     print(json.dumps(row), file=sys.stderr, flush=True)
     run = measured([sys.executable, "-m", "hublab.cli", "run", "bm25", "--graph", path, "--dataset",
                      str(ROOT / GRAPHS[name][2]), "--no-progress", "--no-carbon", "--json"],
-                    {"HUBLAB_ROOT": str(_project("run"))})
+                    {"HUBLAB_ROOT": str(bench_project("run"))})
     res = run["result"]
     row["run_bm25"] = {"wall_s": run["wall_s"], "peak_rss_mb": run["peak_rss_mb"], "questions": res["n_questions"],
                        "index_build_s": res["index_build_s"],
@@ -333,9 +333,9 @@ def again(step: str, graphs: list[str], sizes: list[int], out: Path, reference_m
         else:
             units = step.removeprefix("index_")
             ix = measured([sys.executable, __file__, "--step", "index", path, "--index-only", units],
-                           {"HUBLAB_ROOT": str(_project("index"))})
+                           {"HUBLAB_ROOT": str(bench_project("index"))})
             key = "index" if units == "triples" else step  # the whole run's ``index`` step embeds triples
-            row[key] = {**ix["result"], "wall_s": ix["wall_s"], "peak_rss_mb": ix["peak_rss_mb"]}
+            row[key] = flattened(ix)
         same = [r for r in result["sizes"] if r["graph"] == row["graph"]]
         for big in (same if step == "index_triples" else []):  # projections follow the rows measured again
             if "skipped" in big.get("index", {}):

@@ -26,9 +26,9 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 import scale_server  # noqa: E402 - bench/ is put on the path above
-from bench_graph_scale import _project  # noqa: E402
+from bench_graph_scale import bench_project  # noqa: E402
 from graph_replicas import WORK, write_replica  # noqa: E402
-from measured import measured  # noqa: E402
+from measured import flattened, measured  # noqa: E402
 
 
 def index_on_server(graph: str, size: int) -> dict:
@@ -38,7 +38,7 @@ def index_on_server(graph: str, size: int) -> dict:
     shutil.rmtree(base, ignore_errors=True)
     server = scale_server.start_server(base)
     try:
-        root = _project("index_server")
+        root = bench_project("index_server")
         pipeline = root / "vss_nodes.yaml"
         cfg = yaml.safe_load(pipeline.read_text())
         cfg["vector_store"] = {"uri": server.uri, "token_env": scale_server.TOKEN_ENV}  # the server's default index
@@ -49,8 +49,8 @@ def index_on_server(graph: str, size: int) -> dict:
         server_peak = tree.stop()
     finally:
         server.stop()
-    return {**ix["result"], "wall_s": ix["wall_s"], "peak_rss_mb": ix["peak_rss_mb"],
-            "server_peak_rss_mb": server_peak, "server_data_mb": scale_server.dir_size_mb(base / "data")}
+    return {**flattened(ix), "server_peak_rss_mb": server_peak,
+            "server_data_mb": scale_server.dir_size_mb(base / "data")}
 
 
 def main() -> None:

@@ -49,6 +49,11 @@ def measured(cmd: list[str], env: dict[str, str] | None = None) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def flattened(m: dict) -> dict:
+    """A :func:`measured` result as one row: the command's JSON output with its ``wall_s`` and ``peak_rss_mb``."""
+    return {**m["result"], "wall_s": m["wall_s"], "peak_rss_mb": m["peak_rss_mb"]}
+
+
 def _measure(cmd: list[str]) -> None:
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
