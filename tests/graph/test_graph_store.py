@@ -14,14 +14,32 @@ from conftest import share_embedding_cache
 from hublab.datasets.model import parse_statement
 from hublab.graph import store_build
 from hublab.graph.base import KnowledgeGraph
+from hublab.graph.profile import TYPE_LIKE_NAMES, TypeCandidate, type_candidates
 from hublab.graph.rdf import RdfKnowledgeGraph
 from hublab.graph.shape import shape_report
 from hublab.graph.store import StoreKnowledgeGraph, open_store
-from hublab.graph.vocabulary import Vocabulary
+from hublab.graph.vocabulary import Vocabulary, local_name
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ["examples/graphs/catalogue/graph.ttl", "examples/graphs/concepts/graph.rdf",
             "examples/graphs/events/graph.jsonld", "examples/your-graph/graph.ttl"]
+
+
+def _walked_type_candidates(kg: KnowledgeGraph) -> list[TypeCandidate]:
+    """``type_candidates`` by walking the graph's triples (every candidate, not the top few): its oracle."""
+    subjects: dict[str, set[str]] = {}
+    objects: dict[str, set[str]] = {}
+    for t in kg.triples():
+        if not (t.subject.is_literal or t.object.is_literal):
+            subjects.setdefault(t.predicate, set()).add(t.subject.uid)
+            objects.setdefault(t.predicate, set()).add(t.object.uid)
+    found = []
+    for pred, subs in subjects.items():
+        iri = str(kg.predicate_iri_of(pred) or pred)
+        named = local_name(iri).casefold() in TYPE_LIKE_NAMES
+        if named or (len(subs) >= 2 and 2 * len(objects[pred]) <= len(subs)):
+            found.append(TypeCandidate(iri, len(subs), len(objects[pred]), named))
+    return sorted(found, key=lambda c: (not c.named, -c.typed_nodes, c.predicate))
 
 
 def _same_graph(mem: RdfKnowledgeGraph, st: StoreKnowledgeGraph) -> None:
@@ -39,6 +57,8 @@ def _same_graph(mem: RdfKnowledgeGraph, st: StoreKnowledgeGraph) -> None:
         assert mem.entities_by_type(ty) == st.entities_by_type(ty), ty
     assert mem.type_counts() == st.type_counts() == KnowledgeGraph.type_counts(st)  # counted in SQL and by walking
     assert mem.node_counts() == st.node_counts() == KnowledgeGraph.node_counts(st)  # counted in SQL and by walking
+    walked = _walked_type_candidates(mem)  # counted on either backend's edge table and by walking
+    assert type_candidates(mem, top=10_000) == type_candidates(st, top=10_000) == walked
     for hub_types in (None, ["http://no.such/Type"]):  # measured on the store's tables and by walking
         assert shape_report(mem, hub_types).as_dict() == shape_report(st, hub_types).as_dict()
     for t in list(mem.triples())[:300]:

@@ -42,9 +42,9 @@ def check_cmd(
     st = call_settings(label_predicate, type_predicate)
     kg = _load(graph, st)
     pr = profile(kg)
-    table = kg.edge_table()  # read once: the label candidates and the shape report both walk it
+    table = kg.edge_table()  # read once: the label and type candidates and the shape report walk it
     candidates = label_candidates(kg, table=table) if pr.labelled < pr.entities - pr.literals else []
-    typing = type_candidates(kg) if not pr.types else []
+    typing = type_candidates(kg, table=table) if not pr.types else []
     shape = shape_report(kg, _hub_types(graph, hub_type, st), table=table)
     if as_json:
         typer.echo(json.dumps({"triples": pr.triples, "entities": pr.entities, "literals": pr.literals,

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from hublab.graph.base import KnowledgeGraph
 from hublab.graph.edges import EdgeTable, literal_predicates
 from hublab.graph.model import Triple
@@ -93,33 +95,42 @@ class TypeCandidate:
     named: bool  #: its local name is a type predicate's in a common vocabulary (:data:`TYPE_LIKE_NAMES`)
 
 
-def type_candidates(kg: KnowledgeGraph, top: int = 3) -> list[TypeCandidate]:
+def type_candidates(kg: KnowledgeGraph, top: int = 3, *, table: EdgeTable | None = None) -> list[TypeCandidate]:
     """The predicates that could be a graph's type predicates (``--type-predicate``) when it has no typed node: those
     linking a node to an IRI whose local name is a type predicate's (P31, type, additionalType, instanceOf), and those
     whose few objects are shared by many subjects (at least two subjects per distinct object, as classes are).
+    Counted on the graph's integer edge table (:mod:`hublab.graph.edges`), never its Python objects: a graph kept on
+    disk is typed in one pass over its arrays whatever its size.
 
     Args:
         kg: the graph as read with its current type predicates (a type predicate's statements are no triples).
         top: at most this many candidates.
+        table: ``kg.edge_table()`` when the caller already has it.
 
     Returns:
         The candidates, named ones first, then by the nodes they would type (most first), ties by IRI: the same
         list on every machine.
     """
+    t = table if table is not None else kg.edge_table()
+    names = sorted(set(t.predicates))  # per predicate label, as a triple names its predicate
+    index = {name: i for i, name in enumerate(names)}
+    label_of = np.asarray([index[p] for p in t.predicates], dtype=np.int64)
+    edges = np.flatnonzero(~(t.literal[t.s] | t.literal[t.o]))
+    labels = label_of[t.p[edges]] if len(t.predicates) else np.empty(0, dtype=np.int64)
+    n = max(t.n_nodes, 1)
+
+    def distinct(ends: np.ndarray) -> np.ndarray:  # per label: its distinct subjects (or objects)
+        return np.bincount(np.unique(labels * n + ends[edges]) // n, minlength=len(names))
+
+    subjects, objects = distinct(t.s), distinct(t.o)
     iri_of = getattr(kg, "predicate_iri_of", None)
-    subjects: dict[str, set[str]] = {}
-    objects: dict[str, set[str]] = {}
-    for t in kg.triples():
-        if t.subject.is_literal or t.object.is_literal:
-            continue
-        subjects.setdefault(t.predicate, set()).add(t.subject.uid)
-        objects.setdefault(t.predicate, set()).add(t.object.uid)
     found = []
-    for pred, subs in subjects.items():
-        iri = str((iri_of(pred) if iri_of else None) or pred)
+    for i in np.flatnonzero(subjects).tolist():
+        subs, objs = int(subjects[i]), int(objects[i])
+        iri = str((iri_of(names[i]) if iri_of else None) or names[i])
         named = local_name(iri).casefold() in TYPE_LIKE_NAMES
-        if named or (len(subs) >= 2 and 2 * len(objects[pred]) <= len(subs)):
-            found.append(TypeCandidate(iri, len(subs), len(objects[pred]), named))
+        if named or (subs >= 2 and 2 * objs <= subs):
+            found.append(TypeCandidate(iri, subs, objs, named))
     return sorted(found, key=lambda c: (not c.named, -c.typed_nodes, c.predicate))[:top]
 
 
