@@ -97,6 +97,10 @@ class MemoryVectorStore:
         col["vecs"].extend(np.asarray(vectors, dtype=np.float32))
         col["rows"].extend(dict(r) for r in rows)
 
+    def flush(self, name: str) -> None:
+        """Nothing to seal: the writes are final at once (``VectorStore.flush``'s default)."""
+        assert name in self.cols, f"flush of {name}, which was never created"
+
     def _match(self, row: dict[str, Any], flt: str) -> bool:
         import re
 
