@@ -249,3 +249,31 @@ def test_a_build_on_a_server_flushes_once_at_its_end(milvus_standalone, milvus_t
     store.close()  # nothing left to flush
     assert flushed == [coll]
     store.drop_collection(coll)
+
+
+def test_close_flushes_what_a_server_store_wrote_and_did_not_flush(milvus_standalone, milvus_token, tmp_path,
+                                                                    monkeypatch):
+    """Writes left unflushed (a build that stopped before its own flush) are sealed when the store closes, once per
+    collection; a collection dropped meanwhile is not flushed, and one flushed already is not flushed again."""
+    store = build_vector_store({"uri": milvus_standalone.uri, "token_env": milvus_token}, tmp_path / "unused.db")
+    flushed: list[str] = []
+    real_flush = store.client.flush
+    monkeypatch.setattr(store.client, "flush", lambda name, **kw: (flushed.append(name), real_flush(name, **kw))[1])
+    vecs = np.eye(4, dtype=np.float32)
+    names = ["t_close_b", "t_close_a", "t_close_dropped", "t_close_done"]
+    for name in names:
+        store.ensure_collection(name, 4, "COSINE")
+        store.insert(name, vecs[:2], [{"i": 0}, {"i": 1}])
+        store.insert(name, vecs[2:], [{"i": 2}, {"i": 3}])
+    store.drop_collection("t_close_dropped")
+    store.flush("t_close_done")
+    assert flushed == ["t_close_done"]  # inserts alone flush nothing on a server
+    store.close()
+    assert flushed == ["t_close_done", "t_close_a", "t_close_b"]
+    store.close()  # nothing left
+    assert len(flushed) == 3
+    other = build_vector_store({"uri": milvus_standalone.uri, "token_env": milvus_token}, tmp_path / "unused.db")
+    for name in ("t_close_a", "t_close_b", "t_close_done"):
+        assert other.count(name) == 4
+        assert [h.fields["i"] for h in other.search(name, vecs[3:4], 1, output_fields=["i"])[0]] == [3]
+        other.drop_collection(name)
