@@ -40,14 +40,10 @@ def resolve_units(resources: Resources, kind: str, *, add_rel: bool, types: list
 #: rank-bm25's Okapi defaults (Robertson & Zaragoza's usual k1 in [1.2, 2.0], b = 0.75); its idf floor is
 #: ``EPSILON`` times the average idf, for words in over half the documents
 DEFAULT_K1, DEFAULT_B, EPSILON = 1.5, 0.75, 0.25
-#: a query reading more postings than 1/this of the corpus first tries to read at most that many
-#: (``BM25Index._pruned``), else sums its scores in one slot per document (``BM25Index._scores``). Without pruning,
-#: GV1 ×58 (480,298 units, the 170 GV1 questions, p50 / p95): summing per scored document always 41 / 176 ms, per
-#: corpus document always 4.3 / 9.0 ms, switching at 1/64 4.1 / 7.2 ms. GV1 at 10^7 triples (4,736,732 units, each
-#: question both ways in turns): every document scored 37 / 77 ms, pruned where it can 18 / 80 ms (78 of the 170
-#: questions pruned, a failed try costs ~3 ms); then gathering only the documents at :meth:`BM25Index._floor`, not
-#: every one above 0, 13-15 / 38-40 ms against 16-21 / 73-84 ms (three passes, in turns, on one index). Rankings
-#: identical throughout
+#: a query reading more postings than 1/this of the corpus sums its scores in one slot per document, fewer in an
+#: array of the documents they name (``BM25Index._scores``). GV1 ×58 (480,298 units, the 170 GV1 questions, p50 /
+#: p95): summing per named document always 41 / 176 ms, per corpus document always 4.3 / 9.0 ms, switching at 1/64
+#: 4.1 / 7.2 ms. Rankings identical throughout
 _DENSE_SHARE = 64
 #: postings weighed at a time by ``BM25Index._posting_weights``
 _WEIGHT_SLICE = 1 << 20
@@ -94,8 +90,6 @@ class BM25Index:
         self._word = words
         self.avgdl = int(self._doc_len.sum()) / self.corpus_size if units else 0.0
         self._weights = self._posting_weights(tfs)
-        # each word's largest posting weight: with its idf, the most the word adds to a score (``_pruned``)
-        self._best = np.maximum.reduceat(self._weights, self._start[:-1]) if len(self._weights) else self._weights
         self.idf = self._idf(df.tolist())
 
     def _posting_weights(self, tfs: np.ndarray) -> np.ndarray:
@@ -144,20 +138,18 @@ class BM25Index:
 
         Each document's score is summed word by word in the query's order whichever way; what changes with the
         postings a query reads is where the sums are kept. Few postings: in an array of the documents they name
-        (sorting them costs P log P). Postings past a share of the corpus (a common word on a large graph): first
-        :meth:`_pruned`, which skips the documents that cannot reach the ``k`` best; failing that, one slot per
-        document, which costs a pass over the corpus but no sort, and only those at or above :meth:`_floor`
-        returned."""
+        (sorting them costs P log P). Postings past a share of the corpus (a common word on a large graph): one slot
+        per document, which costs a pass over the corpus but no sort, and only the documents at or above
+        :meth:`_floor` are returned."""
         parts = self._parts(tokens)
         if not parts:
             return np.empty(0, dtype=np.int64), np.empty(0)
-        budget = self.corpus_size / _DENSE_SHARE
-        if sum(sl.stop - sl.start for _w, sl in parts) < budget:
-            return self._summed(parts, set(range(len(parts))))
-        if k is not None:
-            pruned = self._pruned(parts, k, budget)
-            if pruned is not None:
-                return pruned
+        if sum(sl.stop - sl.start for _w, sl in parts) < self.corpus_size / _DENSE_SHARE:
+            docs = np.unique(np.concatenate([self._docs[sl] for _w, sl in parts]))
+            score = np.zeros(len(docs))
+            for w, sl in parts:
+                score[np.searchsorted(docs, self._docs[sl])] += self._gain(w, sl)
+            return docs, score
         dense = np.zeros(self.corpus_size)
         for w, sl in parts:  # a word's postings name each document once; their indices widened once, not twice
             dense[self._docs[sl].astype(np.intp)] += self._gain(w, sl)
@@ -177,59 +169,6 @@ class BM25Index:
             return 0.0
         sample = dense[self._docs[parts[min(enough)[1]][1]]]
         return float(np.partition(sample, len(sample) - k)[len(sample) - k])
-
-    def _summed(self, parts: list[tuple[int, slice]], read: set[int],
-                docs: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Scores of ``docs`` (default: every document in the postings of the parts numbered in ``read``), summed
-        over every part in the query's order: a part in ``read`` adds each of its postings (all among ``docs``), any
-        other part is looked up for ``docs`` in its postings (documents ascending), so a long one costs a binary
-        search per scored document instead of a pass over its postings."""
-        if docs is None:
-            docs = np.unique(np.concatenate([self._docs[parts[i][1]] for i in sorted(read)]))
-        score = np.zeros(len(docs))
-        for i, (w, sl) in enumerate(parts):
-            names = self._docs[sl]
-            if i in read:
-                score[np.searchsorted(docs, names)] += self._gain(w, sl)
-                continue
-            at = np.minimum(np.searchsorted(names, docs), len(names) - 1)
-            found = names[at] == docs
-            score[found] += (self.idf[w] or 0) * self._weights[sl][at[found]]
-        return docs, score
-
-    def _pruned(self, parts: list[tuple[int, slice]], k: int, budget: float) -> tuple[np.ndarray, np.ndarray] | None:
-        """MaxScore (Turtle & Flood, 1995) over whole postings: the shortest parts, up to ``budget`` postings, give
-        partial scores, a lower bound of their documents' scores (every gain is positive), and their ``k``-th best
-        is a threshold. When the longer parts' best gains together stay under it, a document only they name cannot
-        reach the ``k`` best, so only the short parts' documents are scored, in full (:meth:`_summed`). None when
-        they do not (said before any partial score is summed when even the short parts' best gains cannot reach
-        the long ones'), or no threshold is found: then the caller scores every document. The margins keep a bound
-        that rounding could blur on the safe side."""
-        if any((self.idf[w] or 0) <= 0 for w, _sl in parts):
-            return None
-        by_length = sorted(range(len(parts)), key=lambda i: (parts[i][1].stop - parts[i][1].start, i))
-        seed: set[int] = set()
-        read = 0
-        for i in by_length:
-            size = parts[i][1].stop - parts[i][1].start
-            if read + size > budget:
-                break
-            seed.add(i)
-            read += size
-        skipped = sum(self._bound(parts[i]) for i in range(len(parts)) if i not in seed) * (1 + 1e-9)
-        if not seed or skipped >= sum(self._bound(parts[i]) for i in seed):
-            return None
-        docs, partial = self._summed([parts[i] for i in sorted(seed)], set(range(len(seed))))
-        if len(partial) < k:
-            return None
-        threshold = float(np.partition(partial, len(partial) - k)[len(partial) - k]) * (1 - 1e-9)
-        if skipped >= threshold:
-            return None
-        return self._summed(parts, seed, docs)
-
-    def _bound(self, part: tuple[int, slice]) -> float:
-        """The most one posting of a part's word can add to a score."""
-        return (self.idf[part[0]] or 0) * float(self._best[part[0]])
 
     def search(self, query: str, k: int) -> list[tuple[Unit, float]]:
         """The ``k`` best units with a positive score, best first; ties in the order of the units."""
