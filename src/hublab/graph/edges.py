@@ -52,6 +52,13 @@ class EdgeTable:
     def n_triples(self) -> int:
         return len(self.s)
 
+    def predicate_labels(self) -> tuple[list[str], np.ndarray]:
+        """The predicate labels, sorted (several predicate numbers may share one, as a triple names its predicate),
+        and each predicate number's position among them (int64)."""
+        names = sorted(set(self.predicates))
+        index = {name: i for i, name in enumerate(names)}
+        return names, np.asarray([index[p] for p in self.predicates], dtype=np.int64)
+
 
 def edge_table_of(entities: Iterable[Knowledge], triples: Iterable, has_label: Callable[[str], bool] | None
                   ) -> EdgeTable:
@@ -119,9 +126,7 @@ def literal_predicates(t: EdgeTable, subjects: np.ndarray) -> tuple[list[str], n
     Returns:
         (labels, carrying, once): the two counts as arrays aligned with ``labels``.
     """
-    names = sorted(set(t.predicates))
-    index = {name: i for i, name in enumerate(names)}
-    label_of = np.asarray([index[p] for p in t.predicates], dtype=np.int64)
+    names, label_of = t.predicate_labels()
     width = max(len(names), 1)
     edges = np.flatnonzero(subjects[t.s] & t.literal[t.o])
     pairs, times = np.unique(t.s[edges].astype(np.int64) * width + label_of[t.p[edges]], return_counts=True)

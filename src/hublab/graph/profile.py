@@ -112,9 +112,7 @@ def type_candidates(kg: KnowledgeGraph, top: int = 3, *, table: EdgeTable | None
         list on every machine.
     """
     t = table if table is not None else kg.edge_table()
-    names = sorted(set(t.predicates))  # per predicate label, as a triple names its predicate
-    index = {name: i for i, name in enumerate(names)}
-    label_of = np.asarray([index[p] for p in t.predicates], dtype=np.int64)
+    names, label_of = t.predicate_labels()
     edges = np.flatnonzero(~(t.literal[t.s] | t.literal[t.o]))
     labels = label_of[t.p[edges]] if len(t.predicates) else np.empty(0, dtype=np.int64)
     n = max(t.n_nodes, 1)
